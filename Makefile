@@ -1,0 +1,67 @@
+# The one entry point for developers, CI (.ci/run) and the README.
+#   make test   the whole test suite, gates cheapest first, with its wall time
+#   make site   bring the lab up and run playbooks/site.yml against it
+# Both set up what they need (Docker engine, virtualenv, lab images) by themselves.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+REPO := $(CURDIR)
+VENV := $(REPO)/.venv
+export PATH := $(VENV)/bin:$(PATH)
+export ANSIBLE_CONFIG := $(REPO)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
+export ANSIBLE_FORCE_COLOR := 0
+
+.PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
+        lab-image lab-up lab-down molecule clean
+
+test:
+	tools/test-all.sh
+
+site: setup lab-up
+	ansible-playbook -i inventories/lab playbooks/site.yml
+
+setup: host venv collection
+
+host:
+	tools/host-setup.sh
+
+venv:
+	tools/venv.sh >/dev/null
+
+collection:
+	tools/collection-link.sh
+
+yamllint:
+	yamllint --strict .
+
+ansible-lint:
+	ansible-lint
+
+python-lint:
+	ruff format --check plugins tests extensions bench
+	ruff check plugins tests extensions bench
+	mypy plugins tests/unit
+
+sanity:
+	tools/sanity.sh
+
+units:
+	pytest --cov --cov-report=term-missing tests/unit
+
+build:
+	tools/build-collection.sh
+
+lab-image:
+	lab/node-image/build.sh >/dev/null
+
+lab-up:
+	lab/up.sh
+
+lab-down:
+	lab/down.sh
+
+molecule: lab-image
+	molecule test --all
+
+clean: lab-down
+	rm -rf .cache .ansible .pytest_cache .mypy_cache .ruff_cache .coverage sparkinfer-cluster-*.tar.gz

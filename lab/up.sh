@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Bring up the lab: N node containers (default 2: spark-1, spark-2) that run systemd and their
+# own Docker engine, on two lab-owned internal networks (mgmt and fabric) with stable addresses,
+# reachable by SSH as the deploy user; then write inventories/lab/hosts.yml.
+# Idempotent: running nodes from the current image are kept as they are.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+# shellcheck source=lab.conf
+. "$here/lab.conf"
+
+image=$("$here/node-image/build.sh")
+mkdir -p "$SPARKINFER_LAB_STATE"
+key="$SPARKINFER_LAB_STATE/id_ed25519"
+[ -f "$key" ] || ssh-keygen -q -t ed25519 -N '' -C sparkinfer-lab -f "$key"
+
+ensure_network() {
+  local name=$1 subnet=$2.0/24 actual
+  if actual=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}} {{.Internal}}' "$name" 2>/dev/null); then
+    if [ "$actual" != "$subnet true" ]; then
+      echo "lab: network $name exists as '$actual', expected '$subnet true': run lab/down.sh first" >&2
+      exit 1
+    fi
+  else
+    docker network create --internal --subnet "$subnet" --label sparkinfer-lab=1 "$name" >/dev/null
+    echo "lab: created network $name ($subnet, internal)" >&2
+  fi
+}
+
+start_node() {
+  local i=$1 name ip_args=()
+  name=$(lab_node_name "$i")
+  local caps=()
+  for cap in "${LAB_NODE_CAPS[@]}"; do caps+=(--cap-add "$cap"); done
+  docker run -d --name "$name" --hostname "$name" --label sparkinfer-lab=1 \
+    --network "$SPARKINFER_LAB_MGMT_NET" --ip "$(lab_mgmt_ip "$i")" \
+    "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    --cgroupns=host --tmpfs /run --tmpfs /run/lock -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+    -v "$name-docker:/var/lib/docker" \
+    "$image" >/dev/null
+  docker network connect --ip "$(lab_fabric_ip "$i")" "$SPARKINFER_LAB_FABRIC_NET" "$name"
+  echo "lab: started $name" >&2
+}
+
+ensure_node() {
+  local i=$1 name current
+  name=$(lab_node_name "$i")
+  current=$(docker inspect -f '{{.Config.Image}} {{.State.Running}}' "$name" 2>/dev/null || true)
+  case "$current" in
+    "$image true") ;;
+    "$image false") docker start "$name" >/dev/null; echo "lab: restarted $name" >&2 ;;
+    "") start_node "$i" ;;
+    *) docker rm -f "$name" >/dev/null; echo "lab: $name ran another image, recreating" >&2; start_node "$i" ;;
+  esac
+}
+
+wait_node_ready() {
+  local name=$1 state=""
+  for _ in $(seq 1 90); do
+    state=$(docker exec "$name" systemctl is-system-running 2>/dev/null || true)
+    if [ "$state" = running ] && docker exec "$name" docker info >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 1
+  done
+  echo "lab: $name not ready after 90 s (systemd: ${state:-no answer}); failed units:" >&2
+  docker exec "$name" systemctl --failed --no-legend >&2 || true
+  exit 1
+}
+
+authorize_key() {
+  local name=$1 home="/home/$SPARKINFER_LAB_USER"
+  docker exec -i "$name" sh -c "install -d -m 0700 -o $SPARKINFER_LAB_USER -g $SPARKINFER_LAB_USER $home/.ssh &&
+    cat > $home/.ssh/authorized_keys && chown $SPARKINFER_LAB_USER: $home/.ssh/authorized_keys && chmod 0600 $home/.ssh/authorized_keys" <"$key.pub"
+}
+
+ensure_network "$SPARKINFER_LAB_MGMT_NET" "$SPARKINFER_LAB_MGMT_SUBNET"
+ensure_network "$SPARKINFER_LAB_FABRIC_NET" "$SPARKINFER_LAB_FABRIC_SUBNET"
+for i in $(seq 1 "$SPARKINFER_LAB_NODES"); do ensure_node "$i"; done
+
+known_hosts="$SPARKINFER_LAB_STATE/known_hosts"
+: >"$known_hosts.new"
+for i in $(seq 1 "$SPARKINFER_LAB_NODES"); do
+  name=$(lab_node_name "$i")
+  wait_node_ready "$name"
+  authorize_key "$name"
+  echo "$(lab_mgmt_ip "$i") $(docker exec "$name" cat /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f1,2)" >>"$known_hosts.new"
+done
+mv "$known_hosts.new" "$known_hosts"
+
+"$here/write-inventory.sh" "$key" "$known_hosts" >"$repo/inventories/lab/hosts.yml.new"
+mv "$repo/inventories/lab/hosts.yml.new" "$repo/inventories/lab/hosts.yml"
+
+for i in $(seq 1 "$SPARKINFER_LAB_NODES"); do
+  ssh -i "$key" -o UserKnownHostsFile="$known_hosts" -o BatchMode=yes -o ConnectTimeout=5 \
+    "$SPARKINFER_LAB_USER@$(lab_mgmt_ip "$i")" true \
+    || { echo "lab: SSH to $(lab_node_name "$i") at $(lab_mgmt_ip "$i") failed" >&2; exit 1; }
+done
+echo "lab: $SPARKINFER_LAB_NODES node(s) up; inventory: inventories/lab/" >&2

@@ -1,0 +1,99 @@
+"""Repository contract: what every role, module and filter of the collection must carry."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = sorted(path.name for path in (REPO / "roles").iterdir() if path.is_dir())
+MODULES = sorted((REPO / "plugins" / "modules").glob("*.py"))
+FILTERS = sorted(path for path in (REPO / "plugins" / "filter").glob("*.py") if path.name != "__init__.py")
+EXPECTED_ROLES = ["gb10_host", "nccl_network", "ray_cluster", "vllm_image", "vllm_serve"]
+
+
+def load_yaml(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def role_options(role: str) -> dict:
+    specs = load_yaml(REPO / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]
+    assert list(specs) == ["main"], f"{role}: one entry point, main"
+    return specs["main"].get("options") or {}
+
+
+def test_the_five_roles_exist():
+    assert ROLES == EXPECTED_ROLES
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_defaults_match_argument_specs(role):
+    defaults = load_yaml(REPO / "roles" / role / "defaults" / "main.yml") or {}
+    options = role_options(role)
+    assert set(defaults) == {name for name, spec in options.items() if "default" in spec}
+    assert not [name for name, spec in options.items() if spec.get("required") and "default" in spec]
+    for name, value in defaults.items():
+        assert options[name].get("default") == value, f"{role}: default of {name} differs from argument_specs"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_variables_carry_the_role_prefix(role):
+    for name in role_options(role):
+        assert name.startswith(f"{role}_"), f"{role}: option {name} lacks the {role}_ prefix"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_has_no_meta_dependencies(role):
+    meta = load_yaml(REPO / "roles" / role / "meta" / "main.yml")
+    assert meta["dependencies"] == []
+    assert meta["galaxy_info"]["role_name"] == role
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda path: path.stem)
+def test_module_documents_itself(module):
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    assigned = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    assert {"DOCUMENTATION", "EXAMPLES", "RETURN"} <= assigned
+    docs = {
+        target.id: yaml.safe_load(node.value.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in {"DOCUMENTATION", "RETURN"}
+    }
+    assert docs["DOCUMENTATION"]["module"] == module.stem
+    assert docs["RETURN"], f"{module.stem}: RETURN is empty"
+
+
+@pytest.mark.parametrize("filter_file", FILTERS, ids=lambda path: path.stem)
+def test_filter_has_sidecar_docs(filter_file):
+    tree = ast.parse(filter_file.read_text(encoding="utf-8"))
+    names = [
+        key.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for key in node.keys
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    ]
+    for name in names:
+        assert (filter_file.parent / f"{name}.yml").is_file(), f"filter {name} has no sidecar {name}.yml"
+
+
+def test_no_sanity_ignore_files():
+    assert not list((REPO / "tests").glob("sanity/ignore-*.txt"))
+
+
+def test_lint_config_skips_nothing():
+    config = load_yaml(REPO / ".ansible-lint")
+    assert config["profile"] == "production"
+    assert config.get("skip_list", []) == []
+    assert config.get("warn_list", []) == []

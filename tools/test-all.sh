@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite, cheapest gate first; prints each gate's and the total wall time.
+# Sets up everything it needs: Docker engine, virtualenv, collection path, lab node image.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+suite_start=$(date +%s)
+timings=()
+
+gate() {
+  local name=$1 start
+  shift
+  start=$(date +%s)
+  echo "=== $name"
+  if ! "$@"; then
+    echo "=== $name FAILED after $(( $(date +%s) - start ))s (total $(( $(date +%s) - suite_start ))s)"
+    exit 1
+  fi
+  timings+=("$(printf '%-14s %5ss' "$name" "$(( $(date +%s) - start ))")")
+}
+
+gate setup make --no-print-directory setup
+gate yamllint make --no-print-directory yamllint
+gate ansible-lint make --no-print-directory ansible-lint
+gate python-lint make --no-print-directory python-lint
+gate sanity make --no-print-directory sanity
+gate units make --no-print-directory units
+gate build make --no-print-directory build
+gate molecule make --no-print-directory molecule
+
+echo "=== timings"
+printf '%s\n' "${timings[@]}"
+total=$(( $(date +%s) - suite_start ))
+printf 'test suite wall time: %dm%02ds (%ds)\n' $((total / 60)) $((total % 60)) "$total"
