@@ -4,7 +4,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-# shellcheck source=lab.conf
+# shellcheck source-path=SCRIPTDIR source=lab.conf
 . "$here/lab.conf"
 
 mapfile -t nodes < <(docker ps -aq --filter label=sparkinfer-lab=1)

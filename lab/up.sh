@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-# shellcheck source=lab.conf
+# shellcheck source-path=SCRIPTDIR source=lab.conf
 . "$here/lab.conf"
 
 image=$("$here/node-image/build.sh")
@@ -28,7 +28,7 @@ ensure_network() {
 }
 
 start_node() {
-  local i=$1 name ip_args=()
+  local i=$1 name
   name=$(lab_node_name "$i")
   local caps=()
   for cap in "${LAB_NODE_CAPS[@]}"; do caps+=(--cap-add "$cap"); done

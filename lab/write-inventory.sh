@@ -4,7 +4,7 @@
 # Usage: write-inventory.sh SSH_KEY KNOWN_HOSTS
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab.conf
+# shellcheck source-path=SCRIPTDIR source=lab.conf
 . "$here/lab.conf"
 key=$1
 known_hosts=$2
@@ -16,7 +16,10 @@ host_block() {
   name=$(lab_node_name "$i")
   mgmt=$(iface_with_ip "$name" "$(lab_mgmt_ip "$i")")
   fabric=$(iface_with_ip "$name" "$(lab_fabric_ip "$i")")
-  [ -n "$mgmt" ] && [ -n "$fabric" ] || { echo "write-inventory: $name lacks its lab addresses" >&2; exit 1; }
+  if [ -z "$mgmt" ] || [ -z "$fabric" ]; then
+    echo "write-inventory: $name lacks its lab addresses" >&2
+    exit 1
+  fi
   cat <<HOST
             $name:
               ansible_host: $(lab_mgmt_ip "$i")

@@ -10,7 +10,8 @@ trap 'rm -rf "$work"' EXIT
 
 ansible-galaxy collection build --force --output-path "$repo" "$repo" >/dev/null
 [ -f "$artifact" ] || { echo "build: $artifact was not produced" >&2; exit 1; }
-ansible-galaxy collection install --offline --no-deps -p "$work" "$artifact" >/dev/null
+# Isolated from this checkout (which is on ANSIBLE_COLLECTIONS_PATH and would count as installed).
+ANSIBLE_COLLECTIONS_PATH="$work" ansible-galaxy collection install --force --offline --no-deps -p "$work" "$artifact" >/dev/null
 installed="$work/ansible_collections/sparkinfer/cluster"
 [ -f "$installed/MANIFEST.json" ] || { echo "build: the artifact did not install" >&2; exit 1; }
 leaked=$(tar -tzf "$artifact" | grep -E '^(tests|lab|extensions|\.ci|tools|bench|inventories/lab)/' || true)

@@ -2,7 +2,7 @@
 # Print the Debian archive URI this machine's apt already uses for the given suite (default: the
 # running codename), so lab builds use the machine's configured mirror and never a hard-coded host.
 set -euo pipefail
-suite=${1:-$(. /etc/os-release && echo "${VERSION_CODENAME}")}
+suite=${1:-$(awk -F= '$1 == "VERSION_CODENAME" { print $2 }' /etc/os-release)}
 
 deb822_uri() {
   # deb822 stanzas: pick the first one whose Suites field lists the suite itself.

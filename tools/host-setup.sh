@@ -8,6 +8,8 @@ need=()
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v ssh >/dev/null || need+=(openssh-client)
+# `ansible-test sanity` lints the shell scripts only where shellcheck is installed.
+command -v shellcheck >/dev/null || need+=(shellcheck)
 if [ ${#need[@]} -gt 0 ]; then
   echo "host-setup: installing ${need[*]}" >&2
   apt-get update -qq

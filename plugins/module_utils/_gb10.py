@@ -79,22 +79,22 @@ def _mib(raw: str | None) -> int | None:
 
 
 def parse_gpu_query_csv(text: str) -> list[GpuRecord]:
-    """Parse `nvidia-smi --query-gpu=<GPU_QUERY_FIELDS> --format=csv` (header line included)."""
+    """Parse `nvidia-smi --query-gpu=FIELDS --format=csv` (header line included) for any FIELDS with name."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         return []
     header = [_HEADER_UNIT.sub("", column).strip() for column in lines[0].split(",")]
-    missing = [field for field in ("index", "name") if field not in header]
-    if missing:
-        raise Gb10ParseError(f"nvidia-smi CSV header {lines[0]!r} lacks {', '.join(missing)}")
+    if "name" not in header:
+        raise Gb10ParseError(f"nvidia-smi CSV header {lines[0]!r} lacks name")
     records = []
-    for line in lines[1:]:
+    for position, line in enumerate(lines[1:]):
         cells = [cell.strip() for cell in line.split(",")]
         if len(cells) != len(header):
             raise Gb10ParseError(f"nvidia-smi CSV row {line!r} has {len(cells)} fields, the header has {len(header)}")
         row = dict(zip(header, cells))
         try:
-            index = int(row["index"])
+            # Without an index column, rows come in GPU index order.
+            index = int(row.get("index", position))
         except ValueError as exc:
             raise Gb10ParseError(f"nvidia-smi CSV row {line!r} has no numeric GPU index") from exc
         records.append(

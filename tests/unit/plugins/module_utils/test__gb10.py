@@ -21,6 +21,64 @@ def fixture(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    ("name", "driver"),
+    [("nvidia-smi-580.173.02-plain.txt", "580.173.02"), ("nvidia-smi-580.95.05-plain-desktop.txt", "580.95.05")],
+)
+def test_banner_of_real_gb10_tables(name, driver):
+    banner = parse_smi_banner(fixture(name))
+    assert banner.as_dict() == {"nvidia_smi_version": driver, "driver_version": driver, "cuda_version": "13.0"}
+
+
+def test_banner_missing_is_refused():
+    table_without_banner = "\n".join(
+        line for line in fixture("nvidia-smi-580.173.02-plain.txt").splitlines() if "NVIDIA-SMI" not in line
+    )
+    with pytest.raises(Gb10ParseError, match="banner"):
+        parse_smi_banner(table_without_banner)
+
+
+def test_query_with_units_in_header_and_unified_memory():
+    (gpu,) = parse_gpu_query_csv(fixture("query-index-name-memory-csv.txt"))
+    assert gpu.as_dict() == {
+        "index": 0,
+        "name": "NVIDIA GB10",
+        "uuid": None,
+        "pci_bus_id": None,
+        "compute_cap": None,
+        "driver_version": None,
+        "memory_total_mib": None,
+        "memory_used_mib": None,
+    }
+
+
+def test_query_of_name_and_driver():
+    (gpu,) = parse_gpu_query_csv(fixture("query-name-driver-csv.txt"))
+    assert (gpu.index, gpu.name, gpu.driver_version, gpu.compute_cap) == (0, "NVIDIA GB10", "580.173.02", None)
+
+
+def test_empty_query_output_means_no_gpu():
+    assert parse_gpu_query_csv("") == []
+
+
+def test_query_header_without_name_is_refused():
+    header, row = fixture("query-name-driver-csv.txt").splitlines()
+    with pytest.raises(Gb10ParseError, match="lacks name"):
+        parse_gpu_query_csv(f"{header.replace('name, ', '')}\n{row}\n")
+
+
+def test_query_row_cut_short_is_refused():
+    header, row = fixture("query-index-name-memory-csv.txt").splitlines()
+    with pytest.raises(Gb10ParseError, match="has 3 fields, the header has 4"):
+        parse_gpu_query_csv(f"{header}\n{row.rsplit(',', 1)[0]}\n")
+
+
+def test_query_row_with_non_numeric_memory_is_refused():
+    text = fixture("query-index-name-memory-csv.txt").replace("[N/A]", "unknown")
+    with pytest.raises(Gb10ParseError, match="not a number of MiB"):
+        parse_gpu_query_csv(text)
+
+
 def test_meminfo_of_a_real_host():
     values = parse_meminfo(fixture("meminfo-debian12-x86_64-lab-host.txt"))
     assert values["MemTotal"] == 24683584
@@ -29,33 +87,9 @@ def test_meminfo_of_a_real_host():
 
 
 def test_meminfo_without_memavailable_is_refused():
-    text = "\n".join(line for line in fixture("meminfo-debian12-x86_64-lab-host.txt").splitlines() if "MemAvailable" not in line)
+    lines = fixture("meminfo-debian12-x86_64-lab-host.txt").splitlines()
     with pytest.raises(Gb10ParseError, match="MemAvailable"):
-        parse_meminfo(text)
-
-
-def test_empty_query_output_means_no_gpu():
-    assert parse_gpu_query_csv("") == []
-
-
-def test_query_header_without_name_is_refused():
-    with pytest.raises(Gb10ParseError, match="lacks name"):
-        parse_gpu_query_csv("index, uuid\n0, GPU-1\n")
-
-
-def test_query_row_with_missing_fields_is_refused():
-    with pytest.raises(Gb10ParseError, match="has 2 fields, the header has 3"):
-        parse_gpu_query_csv("index, name, compute_cap\n0, NVIDIA GB10\n")
-
-
-def test_query_row_without_numeric_index_is_refused():
-    with pytest.raises(Gb10ParseError, match="no numeric GPU index"):
-        parse_gpu_query_csv("index, name\nzero, NVIDIA GB10\n")
-
-
-def test_banner_missing_is_refused():
-    with pytest.raises(Gb10ParseError, match="banner"):
-        parse_smi_banner("No devices were found\n")
+        parse_meminfo("\n".join(line for line in lines if not line.startswith("MemAvailable")))
 
 
 @pytest.mark.parametrize(("version", "branch"), [("580.95.05", "580"), ("590.44.01", "590"), (None, None), ("", None)])
