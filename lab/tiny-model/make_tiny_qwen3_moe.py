@@ -5,9 +5,10 @@ No model can be downloaded here, so the lab makes its own: a 2-layer Qwen3MoeFor
 sentences, with a chat template so /v1/chat/completions works. head_dim must be a size vLLM's
 CPU attention supports (64); 16 loads but kills the engine at the first request.
 
-Usage: python make_tiny_qwen3_moe.py OUTPUT_DIR [--architecture NAME]
+Usage: python make_tiny_qwen3_moe.py OUTPUT_DIR [--architecture NAME] [--head-dim N]
 --architecture rewrites config.json's architectures list, to provoke vLLM's own refusal of a
-class it does not have.
+class it does not have; --head-dim 16 provokes the engine crash at the first request;
+--max-positions 8388608 lets --max-model-len ask for more tokens than a 1 GiB CPU KV cache holds.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def make_tokenizer(output: Path) -> None:
     )
 
 
-def make_model(output: Path) -> None:
+def make_model(output: Path, head_dim: int, max_positions: int) -> None:
     import torch
     from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
 
@@ -70,10 +71,10 @@ def make_model(output: Path) -> None:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=1,
-        head_dim=64,
+        head_dim=head_dim,
         num_experts=4,
         num_experts_per_tok=2,
-        max_position_embeddings=4096,
+        max_position_embeddings=max_positions,
         eos_token_id=2,
         bos_token_id=None,
         pad_token_id=0,
@@ -86,9 +87,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path)
     parser.add_argument("--architecture", help="replace config.json's architectures with this class name")
+    parser.add_argument("--head-dim", type=int, default=64, help="attention head size (vLLM's CPU attention needs 64)")
+    parser.add_argument(
+        "--max-positions", type=int, default=4096, help="max_position_embeddings (large values allow a KV cache too small)"
+    )
     args = parser.parse_args()
     args.output.mkdir(parents=True, exist_ok=True)
-    make_model(args.output)
+    make_model(args.output, args.head_dim, args.max_positions)
     make_tokenizer(args.output)
     if args.architecture:
         config_path = args.output / "config.json"

@@ -28,9 +28,7 @@ GPU_QUERY_FIELDS = (
 
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]$")
-_SMI_BANNER = re.compile(
-    r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)"
-)
+_SMI_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)")
 _MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$")
 
 

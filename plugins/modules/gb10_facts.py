@@ -140,9 +140,7 @@ class Gb10Facts:
         facts: dict = {"gpus": [], "driver_version": None, "driver_branch": None, "cuda_version": None}
         smi = self.module.get_bin_path(self.module.params["nvidia_smi_path"])
         if smi is None:
-            facts["nvidia_smi_error"] = (
-                f"{self.module.params['nvidia_smi_path']} not found: the NVIDIA driver is not installed"
-            )
+            facts["nvidia_smi_error"] = f"{self.module.params['nvidia_smi_path']} not found: the NVIDIA driver is not installed"
             return facts
         rc, out, err = self._run(smi, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
         if rc != 0:

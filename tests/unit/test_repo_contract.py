@@ -55,13 +55,7 @@ def test_role_has_no_meta_dependencies(role):
 @pytest.mark.parametrize("module", MODULES, ids=lambda path: path.stem)
 def test_module_documents_itself(module):
     tree = ast.parse(module.read_text(encoding="utf-8"))
-    assigned = {
-        target.id
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    assigned = {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)}
     assert {"DOCUMENTATION", "EXAMPLES", "RETURN"} <= assigned
     docs = {
         target.id: yaml.safe_load(node.value.value)
@@ -78,11 +72,7 @@ def test_module_documents_itself(module):
 def test_filter_has_sidecar_docs(filter_file):
     tree = ast.parse(filter_file.read_text(encoding="utf-8"))
     names = [
-        key.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Dict)
-        for key in node.keys
-        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        key.value for node in ast.walk(tree) if isinstance(node, ast.Dict) for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)
     ]
     for name in names:
         assert (filter_file.parent / f"{name}.yml").is_file(), f"filter {name} has no sidecar {name}.yml"

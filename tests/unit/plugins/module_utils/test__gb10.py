@@ -31,9 +31,7 @@ def test_banner_of_real_gb10_tables(name, driver):
 
 
 def test_banner_missing_is_refused():
-    table_without_banner = "\n".join(
-        line for line in fixture("nvidia-smi-580.173.02-plain.txt").splitlines() if "NVIDIA-SMI" not in line
-    )
+    table_without_banner = "\n".join(line for line in fixture("nvidia-smi-580.173.02-plain.txt").splitlines() if "NVIDIA-SMI" not in line)
     with pytest.raises(Gb10ParseError, match="banner"):
         parse_smi_banner(table_without_banner)
 

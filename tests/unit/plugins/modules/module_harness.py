@@ -58,16 +58,10 @@ def run_module(
     patches: list[Any] = [
         mock.patch.object(basic.AnsibleModule, "exit_json", _exit_json),
         mock.patch.object(basic.AnsibleModule, "fail_json", _fail_json),
-        mock.patch.object(
-            basic.AnsibleModule, "get_bin_path", lambda _self, name, *_a, **_k: paths.get(name, f"/usr/bin/{name}")
-        ),
+        mock.patch.object(basic.AnsibleModule, "get_bin_path", lambda _self, name, *_a, **_k: paths.get(name, f"/usr/bin/{name}")),
     ]
     if commands is not None:
-        patches.append(
-            mock.patch.object(
-                basic.AnsibleModule, "run_command", lambda _self, args, **kwargs: commands(args, **kwargs)
-            )
-        )
+        patches.append(mock.patch.object(basic.AnsibleModule, "run_command", lambda _self, args, **kwargs: commands(args, **kwargs)))
     with patch_module_args(args):
         for patch in patches:
             patch.start()

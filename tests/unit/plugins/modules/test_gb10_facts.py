@@ -57,9 +57,7 @@ def test_failing_query_is_reported_with_its_output():
     commands = FakeCommands({QUERY: (9, "", "NVIDIA-SMI has failed because it couldn't communicate with the driver")})
     facts = run_module(gb10_facts.main, {"meminfo_path": MEMINFO}, commands)["ansible_facts"]["sparkinfer_gb10"]
     assert facts["gpus"] == []
-    assert facts["nvidia_smi_error"].endswith(
-        "rc=9: NVIDIA-SMI has failed because it couldn't communicate with the driver"
-    )
+    assert facts["nvidia_smi_error"].endswith("rc=9: NVIDIA-SMI has failed because it couldn't communicate with the driver")
 
 
 def test_failing_banner_is_reported():

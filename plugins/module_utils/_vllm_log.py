@@ -1,0 +1,659 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
+"""A streaming parser of vLLM server logs (vLLM 0.5 to today, V0 and V1 engines).
+
+Feed it lines (from a file, `docker logs`, docker compose, with or without timestamps, ANSI
+colours, progress bars, process prefixes such as `(EngineCore_DP0 pid=12)`) and it keeps only
+the facts: version, architecture, quantization, parallel sizes, backends, KV cache, the last
+stage reached and, when the start failed, the decisive line with what to do about it. A log
+holding several starts (a restarted container) reports the latest one.
+
+Speed matters (logs of millions of lines are read while a deployment waits), so the hot loop
+does no regular-expression work on a line unless its first word names a message of interest:
+lines are dispatched through a dict keyed by that word. No I/O here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+STAGES = (
+    "starting",
+    "args_parsed",
+    "architecture_resolved",
+    "engine_config",
+    "distributed_init",
+    "loading_weights",
+    "weights_loaded",
+    "kv_cache_ready",
+    "graphs_captured",
+    "api_starting",
+    "ready",
+)
+STAGE_INDEX = {name: index for index, name in enumerate(STAGES)}
+FAILURE_OUTCOMES = (
+    "oom",
+    "kv_cache_insufficient",
+    "unsupported_architecture",
+    "nccl_error",
+    "ray_placement_timeout",
+    "bad_argument",
+    "other_error",
+)
+# The first vLLM release that has a model class, for the hint of an unsupported architecture.
+FIRST_VLLM_WITH_ARCHITECTURE = {
+    "Qwen3_5MoeForConditionalGeneration": "0.17.0",
+    "Qwen3_5ForConditionalGeneration": "0.17.0",
+}
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_DOCKER_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
+_COMPOSE_NAME = re.compile(r"(?:\[[\w.-]+\]|[\w][\w.-]*)$")
+_LEVELS = ("INFO", "WARN", "ERRO", "DEBU", "CRIT")
+_V1_PROCESSES = ("(APIServer pid=", "(EngineCore", "(Worker pid=", "(Worker_")
+
+_VERSION_IN_BANNER = re.compile(r"\bversion\s+(v?\d+\.\d+\S*)")
+_ENGINE_VERSION = re.compile(r"LLM engine \(v(\S+?)\) with config")
+_CONFIG_FIELDS = {
+    "quantization": re.compile(r"\bquantization=([\w-]+)"),
+    "dtype": re.compile(r"\bdtype=(?:torch\.)?(\w+)"),
+    "max_model_len": re.compile(r"\bmax_seq_len=(\d+)"),
+    "tensor_parallel_size": re.compile(r"\btensor_parallel_size=(\d+)"),
+    "pipeline_parallel_size": re.compile(r"\bpipeline_parallel_size=(\d+)"),
+}
+# In `non-default args: {'max_model_len': 512, ...}` (V1) or `args: Namespace(max_model_len=512, ...)` (V0).
+_ARG_FIELDS = {
+    key: re.compile(r"""(?:[{(,]\s*)['"]?""" + key + r"""['"]?(?::\s*|=)'?([\w.-]+)""")
+    for key in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size", "quantization", "dtype")
+}
+_FUSIONS = re.compile(r"'fuse_(\w+)': True")
+_ATTENTION_ENUM = re.compile(r"^Using (?:AttentionBackendEnum\.)?([A-Z][A-Z0-9_]+) (?:attention )?backend")
+_ATTENTION_WORDS = {
+    "Flash Attention": "FLASH_ATTN",
+    "FlashAttention": "FLASH_ATTN",
+    "XFormers": "XFORMERS",
+    "FlashInfer": "FLASHINFER",
+    "Torch SDPA": "TORCH_SDPA",
+    "Triton": "TRITON_ATTN",
+    "Rocm Attention": "ROCM_ATTN",
+    "ROCmFlashAttention": "ROCM_FLASH",
+    "FlexAttention": "FLEX_ATTENTION",
+    "Pallas": "PALLAS",
+}
+_ATTENTION_PROSE = re.compile(r"^Using ([A-Za-z][\w ]*?) backend(?: on V1 engine)?\.?$")
+_MOE_BACKEND = re.compile(r"^Using '?([A-Za-z0-9_][\w ]*?)'? (?:\w+ )?MoE backend")
+_MOE_MARLIN = re.compile(r"^Using (\w+) backend for \w+ MoE")
+_KV_TOKENS = re.compile(r"KV cache size: ([\d,]+) tokens")
+_CONCURRENCY = re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")
+_WEIGHTS_GIB = re.compile(r"took ([\d.]+) ?Gi?B")
+_NCCL = re.compile(r"nccl==(\S+)")
+_NCCL_BANNER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_RANK_ASSIGNED = re.compile(r"rank \d+ in world size (\d+) is assigned as")
+_WORLD_SIZE = re.compile(r"\bworld_size=(\d+)")
+_ARCH_RESOLVED = re.compile(r"Resolved architecture: (\w+)")
+_ARCH_UNSUPPORTED = re.compile(r"Model architectures \[([^\]]*)\] (?:are not supported for now|failed to be inspected)")
+_MAX_MODEL_LEN = re.compile(r"Using max model len (\d+)")
+_MAX_SEQ_LEN = re.compile(r"max seq len \((\d+)\)")
+_ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
+_V0_KV_TOKENS = re.compile(r"can be stored in KV cache \((\d+)\)")
+_ENV_VAR = re.compile(r"Unknown vLLM environment variable detected: (\w+)")
+_TP_SHORT = re.compile(r"Tensor parallel size \((\d+)\) exceeds available GPUs \((\d+)\)")
+_TP_BIGGER = re.compile(r"tensor_parallel_size=(\d+) is bigger than a reserved number of GPUs \((\d+) GPUs?\)")
+_TORCH_CAPABILITY = re.compile(r"which is of cuda capability (\d+\.\d+)")
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Interrupt|Exit))(?::|$)")
+
+
+def _classify(text: str) -> str | None:
+    """The failure category a decisive line belongs to, or None if it is not decisive."""
+    if "Model architectures" in text and ("not supported for now" in text or "failed to be inspected" in text):
+        return "unsupported_architecture"
+    if ("max seq len" in text and "KV cache" in text) or "No available memory for the cache blocks" in text:
+        return "kv_cache_insufficient"
+    lowered = text.lower()
+    if (
+        "out of memory" in lowered
+        or "OutOfMemoryError" in text
+        or "NV_ERR_NO_MEMORY" in text
+        or ("on startup is less than desired GPU memory utilization" in text)
+    ):
+        return "oom"
+    if (
+        "NCCL error" in text
+        or "ncclRemoteError" in text
+        or "ncclSystemError" in text
+        or "ncclInternalError" in text
+        or "Watchdog caught collective operation timeout" in text
+        or "DistBackendError" in text
+    ):
+        return "nccl_error"
+    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "timeout" in lowered):
+        return "ray_placement_timeout"
+    if "Current node has no GPU available" in text:
+        return "ray_placement_timeout"
+    if "does not support ray" in text or "is greater than the derived max_model_len" in text:
+        return "bad_argument"
+    if ": error: " in text or text.startswith("error: "):
+        return "bad_argument"
+    return None
+
+
+@dataclass
+class _Start:
+    """Facts of one start of vLLM; a new start replaces it."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    stage: int = -1
+    stage_lines: dict[str, int] = field(default_factory=dict)
+    error: dict[str, str] | None = None
+    generic_error: dict[str, str] | None = None
+    warnings: list[str] = field(default_factory=list)
+    shm_stalls: int = 0
+    kv_estimate: str | None = None
+    from_args: dict[str, Any] = field(default_factory=dict)
+
+
+class VllmLogScanner:
+    """Incremental scanner: call feed() with batches of lines, read facts() at any time."""
+
+    def __init__(self) -> None:
+        self.lines_seen = 0
+        self._start = _Start()
+        # Only the V1 engine runs its API server and engine core as processes that prefix their lines.
+        self._v1_prefix_seen = False
+        self._handlers: dict[str, Callable[[str], None]] = {
+            "Resolved": self._on_resolved,
+            "Initializing": self._on_initializing,
+            "Using": self._on_using,
+            "GPU": self._on_kv_size,
+            "CPU": self._on_kv_size,
+            "Maximum": self._on_kv_size,
+            "#": self._on_v0_blocks,
+            "Model": self._on_model,
+            "Loading": self._on_loading,
+            "Starting": self._on_starting,
+            "vLLM": self._on_vllm,
+            "vllm": self._on_cli_error,
+            "non-default": self._on_args,
+            "args:": self._on_args,
+            "DP": self._on_distributed,
+            "rank": self._on_distributed,
+            "Graph": self._on_graphs,
+            "init": self._on_init_engine,
+            "Unknown": self._on_unknown,
+            "No": self._on_no,
+            "Tensor": self._on_tensor,
+            "Found": self._on_found,
+            "Route:": self._on_route,
+            "Available": self._on_available,
+            "Application": self._on_application,
+            "Uvicorn": self._on_application,
+            "Value": self._on_value_error,
+            "EngineCore": self._on_engine_core_failed,
+            "WorkerProc": self._on_engine_core_failed,
+            "CUDA": self._on_cuda,
+            "torch.compile": self._on_compile,
+            "Compiling": self._on_compile,
+            "Engine": self._on_engine_core_failed,
+            "Traceback": self._on_traceback,
+            "usage:": self._on_usage,
+        }
+
+    # -- the hot loop -------------------------------------------------------------------------
+
+    def feed(self, lines: Iterable[str]) -> None:
+        handlers = self._handlers
+        seen = 0
+        for line in lines:
+            seen += 1
+            if "\r" in line:
+                # A progress bar redraws itself with carriage returns: its last state counts.
+                line = line.rstrip("\r\n").rsplit("\r", 1)[-1]  # noqa: PLW2901
+            if "\x1b" in line:
+                line = _ANSI.sub("", line)  # noqa: PLW2901
+            first = line[:1]
+            if first.isdigit() and line[4:5] == "-" and line[10:11] == "T":
+                match = _DOCKER_TIMESTAMP.match(line)
+                if match:
+                    line = line[match.end() :]  # noqa: PLW2901
+                    first = line[:1]
+            if first not in "(I" or first == "":
+                bar = line.find(" | ", 0, 64)
+                if bar > 0 and _COMPOSE_NAME.match(line[:bar].rstrip()):
+                    line = line[bar + 3 :]  # noqa: PLW2901
+                    first = line[:1]
+            if first == "[" and line.startswith("[rank"):
+                # torchrun-style rank prefix: "[rank0]: ValueError: ..."
+                close = line.find("]: ", 0, 16)
+                if close > 0:
+                    line = line[close + 3 :]  # noqa: PLW2901
+            elif first == "(":
+                # Process prefixes nest: "(EngineCore_DP0 pid=742) (RayWorkerWrapper pid=927, ip=...) INFO ..."
+                close = line.find(") ", 0, 96)
+                while close > 0 and " pid=" in line[:close]:
+                    if self._v1_prefix_seen is False and line.startswith(_V1_PROCESSES):
+                        self._v1_prefix_seen = True
+                    line = line[close + 2 :]  # noqa: PLW2901
+                    close = line.find(") ", 0, 96) if line[:1] == "(" else -1
+            if line.startswith("INFO:"):
+                message = line[5:].lstrip()
+            elif line[:4] in _LEVELS:
+                cut = line.find("] ", 0, 96)
+                message = line[cut + 2 :] if cut > 0 else line
+            else:
+                message = line.strip()
+            space = message.find(" ")
+            word = message[:space] if space > 0 else message.rstrip()
+            handler = handlers.get(word)
+            if handler is not None:
+                handler(message)
+            elif word.endswith(":") or word.endswith("Error") or word.endswith("Exception"):
+                self._on_exception(message)
+            elif word.startswith("world_size="):
+                self._on_distributed(message)
+            elif word.startswith("tensor_parallel_size="):
+                self._on_ray_gpus(message)
+            elif "NCCL" in message:
+                self._on_nccl_debug(message)
+            elif "\u2588" in message and "version" in message:
+                self._on_banner(message)
+        self.lines_seen += seen
+
+    # -- state --------------------------------------------------------------------------------
+
+    def _reach(self, stage: str) -> None:
+        start = self._start
+        index = STAGE_INDEX[stage]
+        start.stage_lines.setdefault(stage, self.lines_seen)
+        start.stage = max(start.stage, index)
+
+    def _new_start_if_running(self) -> None:
+        # A banner after the engine got going means vLLM started again: the latest start wins.
+        if self._start.stage >= STAGE_INDEX["args_parsed"]:
+            self._start = _Start()
+
+    def _set(self, key: str, value: Any) -> None:
+        self._start.facts.setdefault(key, value)
+
+    def _warn(self, warning: str) -> None:
+        if warning not in self._start.warnings:
+            self._start.warnings.append(warning)
+
+    def _fail(self, category: str, line: str, hint: str) -> None:
+        start = self._start
+        if start.error is None:
+            start.error = {"category": category, "line": line.strip(), "hint": hint}
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def _on_banner(self, message: str) -> None:
+        match = _VERSION_IN_BANNER.search(message)
+        if match:
+            self._new_start_if_running()
+            self._set("vllm_version", match.group(1).lstrip("v"))
+            self._reach("starting")
+
+    def _on_vllm(self, message: str) -> None:
+        if message.startswith("vLLM API server version "):
+            self._new_start_if_running()
+            self._set("vllm_version", message.split()[4])
+            self._reach("starting")
+        elif message.startswith("vLLM is using nccl=="):
+            match = _NCCL.search(message)
+            if match:
+                self._set("nccl_version", match.group(1))
+            self._reach("distributed_init")
+
+    def _on_args(self, message: str) -> None:
+        if message.startswith(("non-default args:", "args: Namespace(")):
+            self._reach("starting")
+            self._reach("args_parsed")
+            for key, pattern in _ARG_FIELDS.items():
+                match = pattern.search(message)
+                if match and key not in self._start.from_args:
+                    value = match.group(1)
+                    self._start.from_args[key] = int(value) if value.isdigit() else value
+
+    def _on_resolved(self, message: str) -> None:
+        match = _ARCH_RESOLVED.match(message)
+        if match:
+            self._set("architecture", match.group(1))
+            self._reach("architecture_resolved")
+
+    def _on_initializing(self, message: str) -> None:
+        if "LLM engine" not in message:
+            return
+        self._reach("engine_config")
+        self._set("engine", "v1" if "V1 LLM engine" in message else "v0")
+        match = _ENGINE_VERSION.search(message)
+        if match:
+            self._set("vllm_version", match.group(1))
+        for key, pattern in _CONFIG_FIELDS.items():
+            found = pattern.search(message)
+            if found:
+                value = found.group(1)
+                if key == "quantization":
+                    self._set(key, None if value == "None" else value.lower())
+                else:
+                    self._set(key, int(value) if value.isdigit() else value)
+        fusions = _FUSIONS.findall(message)
+        if "pass_config" in message:
+            self._set("custom_fusions", fusions)
+
+    def _on_using(self, message: str) -> None:
+        if message.startswith("Using max model len "):
+            match = _MAX_MODEL_LEN.match(message)
+            if match:
+                self._set("max_model_len", int(match.group(1)))
+            return
+        if message.startswith("Using default MoE config."):
+            self._warn("default_moe_config")
+            return
+        if "MoE" in message:
+            match = _MOE_BACKEND.match(message) or _MOE_MARLIN.match(message)
+            if match and "MoEPrepare" not in message:
+                self._set("moe_backend", match.group(1).strip().upper().replace(" ", "_"))
+            return
+        if "backend" not in message or "all-reduce" in message:
+            return
+        match = _ATTENTION_ENUM.match(message)
+        if match:
+            self._set("attention_backend", match.group(1))
+            return
+        prose = _ATTENTION_PROSE.match(message)
+        if prose and prose.group(1) in _ATTENTION_WORDS:
+            self._set("attention_backend", _ATTENTION_WORDS[prose.group(1)])
+
+    def _on_kv_size(self, message: str) -> None:
+        tokens = _KV_TOKENS.search(message)
+        if tokens:
+            self._set("kv_cache_tokens", int(tokens.group(1).replace(",", "")))
+            self._reach("kv_cache_ready")
+        concurrency = _CONCURRENCY.search(message)
+        if concurrency:
+            self._set("max_concurrency", float(concurrency.group(1)))
+            self._reach("kv_cache_ready")
+
+    def _on_v0_blocks(self, message: str) -> None:
+        if message.startswith(("# GPU blocks:", "# CPU blocks:", "# cpu blocks:", "# gpu blocks:")):
+            self._reach("kv_cache_ready")
+
+    def _on_model(self, message: str) -> None:
+        if message.startswith("Model loading took"):
+            match = _WEIGHTS_GIB.search(message)
+            if match:
+                self._set("model_weights_gib", float(match.group(1)))
+            self._reach("weights_loaded")
+        elif message.startswith("Model architectures"):
+            self._on_exception(message)
+
+    def _on_loading(self, message: str) -> None:
+        if message.startswith(("Loading weights took", "Loading model weights took")):
+            if message.startswith("Loading model weights took"):
+                match = _WEIGHTS_GIB.search(message)
+                if match:
+                    self._set("model_weights_gib", float(match.group(1)))
+            self._reach("weights_loaded")
+        elif message.startswith(("Loading safetensors checkpoint shards", "Loading pt checkpoint shards")):
+            self._reach("loading_weights")
+
+    def _on_starting(self, message: str) -> None:
+        if message.startswith("Starting to load model"):
+            self._reach("loading_weights")
+        elif message.startswith("Starting vLLM API server"):
+            self._reach("api_starting")
+
+    def _on_distributed(self, message: str) -> None:
+        match = _WORLD_SIZE.search(message)
+        if match and ("distributed_init_method" in message or message.startswith("DP group leader")):
+            self._set("world_size", int(match.group(1)))
+            self._reach("distributed_init")
+            return
+        assigned = _RANK_ASSIGNED.match(message)
+        if assigned:
+            self._set("world_size", int(assigned.group(1)))
+            self._reach("distributed_init")
+
+    def _on_graphs(self, message: str) -> None:
+        if message.startswith("Graph capturing finished"):
+            self._reach("graphs_captured")
+
+    def _on_init_engine(self, message: str) -> None:
+        if message.startswith("init engine (profile, create kv cache, warmup model) took"):
+            self._reach("graphs_captured")
+
+    def _on_unknown(self, message: str) -> None:
+        match = _ENV_VAR.match(message)
+        if match:
+            self._warn(f"unknown_env_var:{match.group(1)}")
+
+    def _on_no(self, message: str) -> None:
+        if message.startswith("No available shared memory broadcast block"):
+            self._start.shm_stalls += 1
+            self._warn("shm_broadcast_stall")
+            if self._start.stage >= STAGE_INDEX["ready"] and self._start.shm_stalls > 1:
+                self._warn("shm_broadcast_stall_after_ready")
+        elif message.startswith("No current placement group found"):
+            self._reach("distributed_init")
+        elif message.startswith("No available memory for the cache blocks"):
+            self._on_exception(message)
+
+    def _on_tensor(self, message: str) -> None:
+        match = _TP_SHORT.search(message)
+        if match:
+            self._start.from_args.setdefault("tensor_parallel_size", int(match.group(1)))
+            self._warn(f"ray_gpus_short:{match.group(1)}>{match.group(2)}")
+
+    def _on_ray_gpus(self, message: str) -> None:
+        match = _TP_BIGGER.match(message)
+        if match:
+            self._start.from_args.setdefault("tensor_parallel_size", int(match.group(1)))
+            self._warn(f"ray_gpus_short:{match.group(1)}>{match.group(2)}")
+
+    def _on_found(self, message: str) -> None:
+        match = _TORCH_CAPABILITY.search(message)
+        if match:
+            self._warn(f"torch_cuda_capability_unsupported:{match.group(1)}")
+
+    def _on_route(self, message: str) -> None:
+        if message.startswith("Route: "):
+            self._reach("api_starting")
+
+    def _on_available(self, message: str) -> None:
+        if message.startswith("Available routes are:"):
+            self._reach("api_starting")
+
+    def _on_application(self, message: str) -> None:
+        if message.startswith(("Application startup complete", "Uvicorn running on")):
+            self._reach("ready")
+
+    def _on_value_error(self, message: str) -> None:
+        # pydantic's wording: "Value error, Model architectures [...] are not supported for now."
+        if message.startswith("Value error, "):
+            self._on_exception(message)
+
+    def _on_engine_core_failed(self, message: str) -> None:
+        if message.startswith("EngineCore"):
+            self._v1_prefix_seen = True
+        if message.startswith(("EngineCore failed to start", "Engine core initialization failed", "WorkerProc failed to start")):
+            self._generic(message)
+
+    def _on_cuda(self, message: str) -> None:
+        if message.startswith("CUDA error:"):
+            self._on_exception(message)
+
+    def _on_compile(self, message: str) -> None:
+        # torch.compile runs on the loaded weights.
+        if message.startswith(("torch.compile takes", "Compiling a graph for")):
+            self._reach("weights_loaded")
+
+    def _on_traceback(self, message: str) -> None:
+        if message.startswith("Traceback (most recent call last)"):
+            self._start.facts.setdefault("_traceback", True)
+
+    def _on_cli_error(self, message: str) -> None:
+        # argparse: "vllm serve: error: argument --max-model-len: invalid ... value: 'lots'"
+        if ": error: " in message:
+            self._on_exception(message)
+
+    def _on_usage(self, message: str) -> None:
+        self._reach("starting")
+
+    def _on_nccl_debug(self, message: str) -> None:
+        # NCCL_DEBUG output ("host:pid:tid [0] NCCL INFO ..."), never traceback source lines.
+        if " NCCL WARN " in message or " NCCL INFO " in message:
+            match = _NCCL_BANNER.search(message)
+            if match:
+                self._set("nccl_version", match.group(1))
+            if "via NET/Socket" in message:
+                self._warn("nccl_socket_transport")
+            if " NCCL WARN " in message and _classify(message) == "nccl_error":
+                self._fail("nccl_error", message, _hint("nccl_error", message, self._start))
+
+    def _on_exception(self, message: str) -> None:
+        category = _classify(message)
+        if category is not None:
+            start = self._start
+            if category == "unsupported_architecture":
+                match = _ARCH_UNSUPPORTED.search(message)
+                if match:
+                    names = [name.strip().strip("'\"") for name in match.group(1).split(",")]
+                    start.facts.setdefault("architecture", names[0] if names else None)
+            elif category == "kv_cache_insufficient":
+                estimate = _ESTIMATED_LEN.search(message) or _V0_KV_TOKENS.search(message)
+                if estimate:
+                    start.kv_estimate = estimate.group(1)
+                asked = _MAX_SEQ_LEN.search(message)
+                if asked:
+                    start.facts.setdefault("max_model_len", int(asked.group(1)))
+            self._fail(category, message, _hint(category, message, start))
+        elif _EXCEPTION.match(message) or message.startswith("CUDA error:"):
+            self._generic(message)
+
+    def _generic(self, message: str) -> None:
+        start = self._start
+        if start.generic_error is None and "See root cause above" not in message:
+            start.generic_error = {
+                "category": "other_error",
+                "line": message.strip(),
+                "hint": "vLLM stopped on this error: read the lines before it in the log for its cause.",
+            }
+
+    # -- result -------------------------------------------------------------------------------
+
+    def facts(self) -> dict[str, Any]:
+        start = self._start
+        facts = start.facts
+        stage = STAGES[start.stage] if start.stage >= 0 else None
+        error = start.error or start.generic_error
+        if error is not None:
+            outcome = error["category"]
+        elif stage == "ready":
+            outcome = "ready"
+        else:
+            outcome = "loading"
+
+        def fact(key: str) -> Any:
+            if key in facts:
+                return facts[key]
+            return start.from_args.get(key)
+
+        engine = facts.get("engine")
+        if engine is None and self._v1_prefix_seen:
+            engine = "v1"
+        tensor_parallel, pipeline_parallel = fact("tensor_parallel_size"), fact("pipeline_parallel_size")
+        world_size = facts.get("world_size")
+        if world_size is None and isinstance(tensor_parallel, int) and isinstance(pipeline_parallel, int):
+            # Not printed (V0, or before distributed init): the world is one rank per TP x PP shard.
+            world_size = tensor_parallel * pipeline_parallel
+        return {
+            "vllm_version": facts.get("vllm_version"),
+            "engine": engine,
+            "architecture": facts.get("architecture"),
+            "quantization": facts["quantization"] if "quantization" in facts else start.from_args.get("quantization"),
+            "dtype": fact("dtype") if fact("dtype") != "auto" else None,
+            "max_model_len": fact("max_model_len"),
+            "tensor_parallel_size": tensor_parallel,
+            "pipeline_parallel_size": pipeline_parallel,
+            "attention_backend": facts.get("attention_backend"),
+            "moe_backend": facts.get("moe_backend"),
+            "custom_fusions": facts.get("custom_fusions"),
+            "kv_cache_tokens": facts.get("kv_cache_tokens"),
+            "max_concurrency": facts.get("max_concurrency"),
+            "model_weights_gib": facts.get("model_weights_gib"),
+            "nccl_version": facts.get("nccl_version"),
+            "world_size": world_size,
+            "stage": stage,
+            "outcome": outcome,
+            "error": dict(error) if error is not None else None,
+            "warnings": list(start.warnings),
+        }
+
+    def said(self, key: str) -> bool:
+        """Whether the latest start's log has stated this fact (a null quantization included)."""
+        return key in self._start.facts or key in self._start.from_args
+
+    def stage_index(self) -> int:
+        return self._start.stage
+
+    @property
+    def shm_stalls(self) -> int:
+        return self._start.shm_stalls
+
+    def stage_lines(self) -> dict[str, int]:
+        """The line number (1-based, over all lines fed) where each stage of the latest start was first seen."""
+        return {stage: line + 1 for stage, line in self._start.stage_lines.items()}
+
+
+def _hint(category: str, line: str, start: _Start) -> str:
+    facts = start.facts
+    if category == "unsupported_architecture":
+        arch = facts.get("architecture")
+        version = facts.get("vllm_version") or "this vLLM"
+        needed = FIRST_VLLM_WITH_ARCHITECTURE.get(arch or "")
+        since = f" ({arch} is in vLLM {needed} and later)" if needed else ""
+        return f"vLLM {version} has no {arch}: use an image whose vLLM supports it{since}."
+    if category == "kv_cache_insufficient":
+        if start.kv_estimate:
+            return (
+                f"The KV cache holds at most {start.kv_estimate} tokens: set --max-model-len {start.kv_estimate} or lower, "
+                "or give the KV cache more memory (--gpu-memory-utilization, --kv-cache-memory-bytes)."
+            )
+        return "No memory is left for the KV cache: raise --gpu-memory-utilization or spread the model over more nodes."
+    if category == "oom":
+        if "on startup is less than desired" in line:
+            return (
+                "Less memory was free at start than --gpu-memory-utilization asks for: lower it, stop what holds "
+                "memory (other containers, page cache: drop caches before launch), or spread the model over more nodes."
+            )
+        return "The GPU ran out of memory: lower --gpu-memory-utilization or --max-model-len, or use more nodes."
+    if category == "nccl_error":
+        return (
+            "The ranks stopped talking over NCCL: check the fabric between the nodes (link, MTU, NCCL_SOCKET_IFNAME, "
+            "NCCL_IB_HCA, GID index) and that every rank runs the same image and flags."
+        )
+    if category == "ray_placement_timeout":
+        return (
+            "Ray could not place the workers: check that `ray status` shows every node with its GPU, and clear "
+            "stale Ray sessions and placement groups from an earlier run."
+        )
+    if category == "bad_argument":
+        if "does not support ray" in line:
+            return "This platform cannot use the Ray executor: use --distributed-executor-backend mp (with --nnodes across nodes)."
+        return "vLLM refused its arguments: fix the flag this line names (see `vllm serve --help`)."
+    return "vLLM stopped on this error: read the lines before it in the log for its cause."
+
+
+def parse_vllm_log(lines: Iterable[str]) -> dict[str, Any]:
+    """Facts of a whole log, from any iterable of lines (a file object streams)."""
+    scanner = VllmLogScanner()
+    scanner.feed(lines)
+    return scanner.facts()
+
+
+def parse_vllm_log_text(text: str) -> dict[str, Any]:
+    return parse_vllm_log(text.splitlines())

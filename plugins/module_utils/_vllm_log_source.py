@@ -1,0 +1,104 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
+"""Where the vLLM modules read a log from: a file, or a Docker container's log."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Iterator
+
+MAX_TAIL_LINES = 200
+
+
+class LogSourceError(Exception):
+    """The log could not be read; the message says which and why."""
+
+
+class FileLog:
+    """A log file read incrementally: each read_new() returns the complete lines added since."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = ""
+
+    def read_new(self) -> list[str]:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read()
+                self._offset = handle.tell()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise LogSourceError(f"cannot read {self.path}: {exc}") from exc
+        text = self._partial + chunk
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        return lines
+
+    def stream(self) -> Iterator[str]:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                yield from handle
+        except OSError as exc:
+            raise LogSourceError(f"cannot read {self.path}: {exc}") from exc
+
+    def state(self) -> dict[str, Any] | None:
+        return None
+
+
+class ContainerLog:
+    """A container's log via `docker logs --timestamps` (stdout and stderr merged by time)."""
+
+    def __init__(self, run: Callable[[list[str]], tuple[int, str, str]], docker: str, name: str) -> None:
+        self._run = run
+        self.docker = docker
+        self.name = name
+        self._seen = 0
+
+    def _all_lines(self) -> list[str]:
+        rc, out, err = self._run([self.docker, "logs", "--timestamps", self.name])
+        if rc != 0:
+            raise LogSourceError(f"docker logs {self.name} failed (rc={rc}): {err.strip() or out.strip()}")
+        lines = out.splitlines() + err.splitlines()
+        # Each line starts with an RFC 3339 timestamp: sorting restores the order across streams.
+        lines.sort(key=lambda line: line[:35])
+        return lines
+
+    def read_new(self) -> list[str]:
+        lines = self._all_lines()
+        new = lines[self._seen :]
+        self._seen = len(lines)
+        return new
+
+    def stream(self) -> Iterator[str]:
+        yield from self._all_lines()
+
+    def state(self) -> dict[str, Any] | None:
+        rc, out, err = self._run([self.docker, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", self.name])
+        if rc != 0:
+            raise LogSourceError(f"docker inspect {self.name} failed (rc={rc}): {err.strip() or out.strip()}")
+        status, _, code = out.strip().partition(" ")
+        return {"status": status, "exit_code": int(code) if code.lstrip("-").isdigit() else None}
+
+
+def tail_of(lines: Iterator[str] | list[str], count: int) -> list[str]:
+    return [line.rstrip("\n") for line in deque(lines, maxlen=max(0, min(count, MAX_TAIL_LINES)))]
+
+
+class Tee:
+    """Passes lines through while keeping the last ones, so one pass yields facts and a tail."""
+
+    def __init__(self, lines: Iterator[str], count: int) -> None:
+        self._lines = lines
+        self.last: deque[str] = deque(maxlen=max(0, min(count, MAX_TAIL_LINES)))
+
+    def __iter__(self) -> Iterator[str]:
+        last = self.last
+        for line in self._lines:
+            last.append(line)
+            yield line

@@ -1,0 +1,150 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
+"""The wait loop of vllm_wait: follow a vLLM log until a stage, failing fast on what goes wrong.
+
+Pure: the log source, the clock, the sleep and the API probe are handed in, so tests run the
+loop in milliseconds with a fake clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import (
+    FAILURE_OUTCOMES,
+    STAGE_INDEX,
+    STAGES,
+    VllmLogScanner,
+)
+
+# Facts the gate can hold vLLM to.
+EXPECTABLE = (
+    "architecture",
+    "quantization",
+    "dtype",
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "attention_backend",
+    "moe_backend",
+    "engine",
+)
+_ALIVE = {"created", "running", "restarting"}
+
+
+class LogSource(Protocol):
+    def read_new(self) -> list[str]: ...
+
+    def state(self) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class WaitResult:
+    ok: bool
+    reason: str | None
+    message: str
+    facts: dict[str, Any]
+    stage_seconds: dict[str, float]
+    elapsed: float
+    tail: list[str] = field(default_factory=list)
+
+
+def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None:
+    """The first expected fact the log contradicts, as a sentence; None while all agree so far."""
+    facts = scanner.facts()
+    for key, wanted in expect.items():
+        if not scanner.said(key) and facts.get(key) is None:
+            continue
+        got = facts.get(key)
+        if isinstance(wanted, str) and isinstance(got, str):
+            agree = wanted.lower() == got.lower()
+        elif wanted is None or got is None:
+            agree = wanted == got
+        else:
+            agree = str(wanted) == str(got)
+        if not agree:
+            return f"the log says {key}={got!r}, the gate expects {key}={wanted!r}"
+    return None
+
+
+def wait_for_vllm(
+    source: LogSource,
+    *,
+    target_stage: str = "ready",
+    expect: dict[str, Any] | None = None,
+    timeout: float = 900.0,
+    stall_timeout: float = 300.0,
+    poll_interval: float = 2.0,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    probe: Callable[[], tuple[bool, str]] | None = None,
+    tail_lines: int = 20,
+) -> WaitResult:
+    """Follow the log until target_stage (and, with a probe, until the API answers)."""
+    expect = expect or {}
+    scanner = VllmLogScanner()
+    tail: deque[str] = deque(maxlen=max(0, min(tail_lines, 200)))
+    start = clock()
+    last_progress = start
+    stage_seconds: dict[str, float] = {}
+    target = STAGE_INDEX[target_stage]
+    probe_detail = ""
+
+    def result(ok: bool, reason: str | None, message: str) -> WaitResult:
+        return WaitResult(ok, reason, message, scanner.facts(), stage_seconds, round(clock() - start, 3), list(tail))
+
+    while True:
+        new = source.read_new()
+        now = clock()
+        if new:
+            stalls_before = scanner.shm_stalls
+            scanner.feed(new)
+            tail.extend(line.rstrip("\n") for line in new)
+            # A repeated shared-memory-broadcast warning is what a hung rank prints: not progress.
+            if len(new) > scanner.shm_stalls - stalls_before:
+                last_progress = now
+        for stage in STAGES[: scanner.stage_index() + 1]:
+            if stage in scanner.stage_lines():
+                stage_seconds.setdefault(stage, round(now - start, 3))
+        facts = scanner.facts()
+        if facts["outcome"] in FAILURE_OUTCOMES:
+            error = facts["error"]
+            return result(False, facts["outcome"], f"vLLM failed ({facts['outcome']}): {error['line']} -- {error['hint']}")
+        mismatch = gate_mismatch(expect, scanner)
+        if mismatch:
+            return result(False, "gate", f"vLLM gate: {mismatch}. Stop: this is not the deployment that was asked for.")
+        if scanner.stage_index() >= target:
+            if probe is None:
+                return result(True, None, f"vLLM reached {STAGES[scanner.stage_index()]}")
+            answered, probe_detail = probe()
+            if answered:
+                return result(True, None, f"vLLM reached {STAGES[scanner.stage_index()]} and its API answers")
+        state = source.state()
+        if state is not None and state.get("status") not in _ALIVE:
+            return result(
+                False,
+                "exited",
+                f"the vLLM container is {state.get('status')} (exit code {state.get('exit_code')}) at stage "
+                f"{facts['stage']}: its log ends with the lines in tail.",
+            )
+        if scanner.stage_index() >= STAGE_INDEX["distributed_init"] and now - last_progress >= stall_timeout:
+            return result(
+                False,
+                "stalled",
+                f"no progress in vLLM's log for {now - last_progress:.0f} s after distributed init (stage {facts['stage']}): "
+                "the ranks are most likely hung in NCCL. Check the fabric between the nodes and that every rank "
+                "runs the same image and flags.",
+            )
+        if now - start >= timeout:
+            waited = f" (API: {probe_detail})" if probe_detail else ""
+            return result(
+                False,
+                "timeout",
+                f"vLLM did not reach {target_stage} within {timeout:.0f} s; stage {facts['stage']}{waited}.",
+            )
+        sleep(max(0.0, min(poll_interval, timeout - (now - start))))

@@ -1,0 +1,211 @@
+#!/usr/bin/python
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: vllm_wait
+short_description: Wait for vLLM to come up, failing fast on what goes wrong
+version_added: 0.1.0
+description:
+  - Follows a vLLM container's or file's log until it reaches O(stage), and with O(url) until
+    C(/health) and C(/v1/models) answer 200.
+  - Fails at once, with the facts read so far, the seconds to each stage and a capped tail, when
+    the log shows a failure (out of memory, KV cache too small, unsupported architecture, NCCL
+    error, Ray placement timeout, refused argument, other error); when a fact contradicts
+    O(expect) (the gate); when the container exits; when no progress line appears for
+    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature); or when
+    O(timeout) passes.
+author:
+  - sparkinfer.cluster developers (@sparkinfer)
+extends_documentation_fragment:
+  - sparkinfer.cluster._attributes
+  - sparkinfer.cluster._vllm_log_source
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads; in check mode it waits as it does otherwise.
+  diff_mode:
+    support: N/A
+    details:
+      - The module only reads.
+options:
+  stage:
+    description: The start-up stage to wait for.
+    type: str
+    default: ready
+    choices: [starting, args_parsed, architecture_resolved, engine_config, distributed_init, loading_weights,
+              weights_loaded, kv_cache_ready, graphs_captured, api_starting, ready]
+  expect:
+    description:
+      - Facts vLLM must show, checked as soon as the log states each one; the first contradiction fails.
+      - Keys among C(architecture), C(quantization) (null for none), C(dtype), C(max_model_len),
+        C(tensor_parallel_size), C(pipeline_parallel_size), C(attention_backend), C(moe_backend), C(engine).
+    type: dict
+    default: {}
+  timeout:
+    description: Seconds to wait in all.
+    type: int
+    default: 900
+  stall_timeout:
+    description: Seconds without a new log line, once distributed init has begun, that count as a hang.
+    type: int
+    default: 300
+  poll_interval:
+    description: Seconds between reads of the log.
+    type: float
+    default: 2.0
+  url:
+    description: The API's base URL (such as C(http://10.0.0.1:8000)); when set, ready also means C(/health) and C(/v1/models) answer 200.
+    type: str
+  api_key:
+    description: The API key for C(/v1/models).
+    type: str
+  validate_certs:
+    description: Verify the API's TLS certificate.
+    type: bool
+    default: true
+seealso:
+  - module: sparkinfer.cluster.vllm_log_info
+"""
+
+EXAMPLES = r"""
+- name: Wait for the FP8 Qwen3.5 MoE across two nodes, failing fast on a wrong image
+  sparkinfer.cluster.vllm_wait:
+    container: vllm
+    expect:
+      architecture: Qwen3_5MoeForConditionalGeneration
+      quantization: fp8
+      tensor_parallel_size: 2
+    url: http://192.168.100.10:8000
+    api_key: "{{ vllm_serve_api_key }}"
+    timeout: 1800
+  register: vllm_wait_result
+
+- name: Show how long each stage took
+  ansible.builtin.debug:
+    var: vllm_wait_result.stage_seconds
+"""
+
+RETURN = r"""
+vllm_log:
+  description: The facts read from the log, as M(sparkinfer.cluster.vllm_log_info) returns them.
+  returned: always
+  type: dict
+  sample: {architecture: Qwen3MoeForCausalLM, quantization: null, stage: ready, outcome: ready}
+stage_seconds:
+  description: Seconds from the start of the wait to the first sight of each stage.
+  returned: always
+  type: dict
+  sample: {starting: 0.0, architecture_resolved: 12.1, ready: 131.4}
+elapsed:
+  description: Seconds the wait took.
+  returned: always
+  type: float
+  sample: 131.9
+reason:
+  description: "Why the wait failed: a failure outcome, C(gate), C(exited), C(stalled) or C(timeout); null on success."
+  returned: always
+  type: str
+  sample: gate
+tail:
+  description: The last O(tail_lines) lines of the log.
+  returned: always
+  type: list
+  elements: str
+  sample: ["INFO:     Application startup complete."]
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import STAGES
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
+    ContainerLog,
+    FileLog,
+    LogSourceError,
+)
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE, wait_for_vllm
+
+
+def api_probe(base_url: str, api_key: str | None, validate_certs: bool):
+    def probe() -> tuple[bool, str]:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        for path in ("/health", "/v1/models"):
+            try:
+                response = open_url(base_url.rstrip("/") + path, headers=headers, timeout=5, validate_certs=validate_certs)
+                status = response.getcode()
+            except Exception as exc:  # any failure to answer means: not ready yet
+                return False, f"{path}: {exc}"
+            if status != 200:
+                return False, f"{path} answered {status}"
+        return True, "ok"
+
+    return probe
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "path": {"type": "path"},
+            "container": {"type": "str"},
+            "docker_path": {"type": "str", "default": "docker"},
+            "tail_lines": {"type": "int", "default": 20},
+            "stage": {"type": "str", "default": "ready", "choices": list(STAGES)},
+            "expect": {"type": "dict", "default": {}},
+            "timeout": {"type": "int", "default": 900},
+            "stall_timeout": {"type": "int", "default": 300},
+            "poll_interval": {"type": "float", "default": 2.0},
+            "url": {"type": "str"},
+            "api_key": {"type": "str", "no_log": True},
+            "validate_certs": {"type": "bool", "default": True},
+        },
+        mutually_exclusive=[("path", "container")],
+        required_one_of=[("path", "container")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    unknown = sorted(set(params["expect"]) - set(EXPECTABLE))
+    if unknown:
+        module.fail_json(msg=f"expect has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(EXPECTABLE)}")
+    if params["path"] is not None:
+        source = FileLog(params["path"])
+    else:
+        docker = module.get_bin_path(params["docker_path"], required=True)
+        source = ContainerLog(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), docker, params["container"])
+    probe = api_probe(params["url"], params["api_key"], params["validate_certs"]) if params["url"] else None
+    try:
+        outcome = wait_for_vllm(
+            source,
+            target_stage=params["stage"],
+            expect=params["expect"],
+            timeout=params["timeout"],
+            stall_timeout=params["stall_timeout"],
+            poll_interval=params["poll_interval"],
+            clock=time.monotonic,
+            sleep=time.sleep,
+            probe=probe,
+            tail_lines=params["tail_lines"],
+        )
+    except LogSourceError as exc:
+        module.fail_json(msg=str(exc))
+    result = {
+        "changed": False,
+        "vllm_log": outcome.facts,
+        "stage_seconds": outcome.stage_seconds,
+        "elapsed": outcome.elapsed,
+        "reason": outcome.reason,
+        "tail": outcome.tail,
+    }
+    if not outcome.ok:
+        module.fail_json(msg=outcome.message, **result)
+    module.exit_json(msg=outcome.message, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The vLLM log parser over the whole corpus of real logs (fixtures/vllm/*/).
+
+Each <stem>.log has <stem>.source.json (where it came from: a public URL, or the capture script
+that ran real vLLM) and <stem>.expected.json (the facts a reader finds in it; the error's hint is
+the parser's own advice and is not part of the oracle).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import (
+    FAILURE_OUTCOMES,
+    STAGES,
+    parse_vllm_log,
+)
+
+CORPUS = Path(__file__).parent / "fixtures" / "vllm"
+LOGS = sorted(CORPUS.glob("*/*.log"))
+FACT_KEYS = [
+    "vllm_version",
+    "engine",
+    "architecture",
+    "quantization",
+    "dtype",
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "attention_backend",
+    "moe_backend",
+    "custom_fusions",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "model_weights_gib",
+    "nccl_version",
+    "world_size",
+    "stage",
+    "outcome",
+    "error",
+    "warnings",
+]
+
+
+def parsed(log: Path) -> dict:
+    with log.open(encoding="utf-8", errors="replace") as handle:
+        return parse_vllm_log(handle)
+
+
+def test_corpus_is_large_and_mostly_real_runs():
+    public = [log for log in LOGS if log.parent.name == "public"]
+    captured = [log for log in LOGS if log.parent.name == "lab"]
+    assert len(LOGS) >= 40
+    assert len(captured) >= 12
+    assert len(public) >= 28
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_log_has_provenance(log):
+    source = json.loads(log.with_suffix(".source.json").read_text())
+    if log.parent.name == "public":
+        assert source["url"].startswith("https://")
+    else:
+        assert source["source"] == "captured"
+        assert source["script"] == "lab/vllm-capture/capture.sh"
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_facts_match_what_the_log_says(log):
+    expected = json.loads(log.with_suffix(".expected.json").read_text())
+    got = parsed(log)
+    assert list(got) == FACT_KEYS
+    if got["error"] is not None:
+        assert got["error"]["hint"]
+        got["error"] = {key: got["error"][key] for key in ("category", "line")}
+    assert got == expected
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_facts_are_consistent(log):
+    got = parsed(log)
+    assert got["stage"] is None or got["stage"] in STAGES
+    if got["outcome"] in FAILURE_OUTCOMES:
+        assert got["error"]["category"] == got["outcome"]
+        assert got["error"]["line"] in log.read_text(encoding="utf-8", errors="replace")
+    else:
+        assert got["error"] is None
+        assert got["outcome"] == ("ready" if got["stage"] == "ready" else "loading")

@@ -1,0 +1,158 @@
+"""The vllm_wait loop on real lab logs replayed poll by poll, with a fake clock: no sleeping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import STAGE_INDEX
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import wait_for_vllm
+
+CORPUS = Path(__file__).parent / "fixtures" / "vllm"
+READY = (CORPUS / "lab" / "0.32.0-ready-tp1.log").read_text(encoding="utf-8").splitlines(keepends=True)
+REFUSED = (CORPUS / "lab" / "0.32.0-unsupported-architecture.log").read_text(encoding="utf-8").splitlines(keepends=True)
+SHM_STALL = next(
+    line
+    for line in (CORPUS / "public" / "unknown-glm53-flash-4x-spark-shm-broadcast-stall.log").read_text(encoding="utf-8").splitlines()
+    if "No available shared memory broadcast block" in line
+)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class ReplayedLog:
+    """A log that grows by `per_poll` lines at each read, then (optionally) repeats `then` forever."""
+
+    def __init__(self, lines: list[str], per_poll: int = 10, status: str | None = None, then: str | None = None) -> None:
+        self.lines = lines
+        self.per_poll = per_poll
+        self.read = 0
+        self.status = status
+        self.then = then
+
+    def read_new(self) -> list[str]:
+        chunk = self.lines[self.read : self.read + self.per_poll]
+        self.read += len(chunk)
+        if not chunk and self.then is not None:
+            return [self.then]
+        return chunk
+
+    def state(self):
+        if self.status is None or self.read < len(self.lines):
+            return None if self.status is None else {"status": "running", "exit_code": 0}
+        return {"status": self.status, "exit_code": 1}
+
+
+def wait(log, clock, **kwargs):
+    return wait_for_vllm(log, clock=clock, sleep=clock.sleep, poll_interval=1.0, **kwargs)
+
+
+def line_number(lines: list[str], text: str) -> int:
+    return next(index for index, line in enumerate(lines) if text in line)
+
+
+def test_ready_log_passes_with_stage_timings():
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY), clock, expect={"architecture": "Qwen3MoeForCausalLM", "quantization": None})
+    assert (result.ok, result.reason) == (True, None)
+    assert result.facts["outcome"] == "ready"
+    seconds = list(result.stage_seconds.values())
+    assert seconds == sorted(seconds)
+    assert result.stage_seconds["ready"] == result.elapsed
+    assert len(result.tail) == 20
+
+
+def test_gate_fails_at_the_resolved_architecture_poll():
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY), clock, expect={"architecture": "Qwen3_5MoeForConditionalGeneration"})
+    assert (result.ok, result.reason) == (False, "gate")
+    assert "architecture='Qwen3MoeForCausalLM'" in result.message
+    assert "Qwen3_5MoeForConditionalGeneration" in result.message
+    polls_to_arch = line_number(READY, "Resolved architecture") // 10
+    assert result.elapsed == polls_to_arch
+    assert result.facts["stage"] == "architecture_resolved"
+
+
+def test_gate_on_quantization_waits_for_the_engine_config():
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY), clock, expect={"quantization": "fp8"})
+    assert result.reason == "gate"
+    assert "quantization=None" in result.message
+    assert result.elapsed == line_number(READY, "Initializing a V1 LLM engine") // 10
+
+
+def test_a_failed_start_fails_at_once_with_the_hint():
+    clock = FakeClock()
+    result = wait(ReplayedLog(REFUSED, per_poll=100), clock)
+    assert result.reason == "unsupported_architecture"
+    assert "SparkinferTinyMoeForCausalLM" in result.message
+    assert "use an image whose vLLM supports it" in result.message
+    assert result.elapsed == 0
+
+
+def test_exited_container_is_reported_with_its_stage():
+    clock = FakeClock()
+    cut = line_number(READY, "Starting to load model")
+    result = wait(ReplayedLog(READY[:cut], status="exited"), clock)
+    assert result.reason == "exited"
+    assert "exited (exit code 1)" in result.message
+
+
+def test_silence_after_distributed_init_is_a_stall_not_a_timeout():
+    clock = FakeClock()
+    cut = line_number(READY, "distributed_init_method") + 1
+    result = wait(ReplayedLog(READY[:cut], per_poll=cut), clock, stall_timeout=60, timeout=900)
+    assert result.reason == "stalled"
+    assert result.elapsed == 60
+    assert "hung in NCCL" in result.message
+
+
+def test_repeated_shm_broadcast_warnings_are_not_progress():
+    clock = FakeClock()
+    cut = line_number(READY, "distributed_init_method") + 1
+    result = wait(ReplayedLog(READY[:cut], per_poll=cut, then=SHM_STALL), clock, stall_timeout=30)
+    assert result.reason == "stalled"
+    assert "shm_broadcast_stall" in result.facts["warnings"]
+
+
+def test_silence_before_distributed_init_runs_into_the_timeout():
+    clock = FakeClock()
+    cut = line_number(READY, "Resolved architecture") + 1
+    result = wait(ReplayedLog(READY[:cut], per_poll=cut), clock, stall_timeout=10, timeout=120)
+    assert result.reason == "timeout"
+    assert result.elapsed == 120
+    assert "did not reach ready within 120 s; stage architecture_resolved" in result.message
+
+
+def test_ready_log_waits_for_the_api_to_answer():
+    clock = FakeClock()
+    answers = iter([(False, "/health: connection refused"), (False, "/v1/models answered 503"), (True, "ok")])
+    result = wait(ReplayedLog(READY, per_poll=len(READY)), clock, probe=lambda: next(answers))
+    assert result.ok
+    assert result.elapsed == 2
+    assert "its API answers" in result.message
+
+
+def test_api_that_never_answers_times_out_naming_the_probe():
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY, per_poll=len(READY)), clock, probe=lambda: (False, "/health answered 500"), timeout=5)
+    assert result.reason == "timeout"
+    assert "(API: /health answered 500)" in result.message
+
+
+@pytest.mark.parametrize("stage", ["architecture_resolved", "kv_cache_ready"])
+def test_waits_for_an_earlier_stage(stage):
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY), clock, target_stage=stage)
+    assert result.ok
+    assert STAGE_INDEX[stage] <= STAGE_INDEX[result.facts["stage"]] < STAGE_INDEX["ready"]
