@@ -10,6 +10,7 @@ Usage: python bench/vllm_log_parser.py [LINES]
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -46,8 +47,9 @@ print(scanner.lines_seen, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_m
 
 def build_log(path: Path, total: int) -> int:
     lines = []
-    for log in sorted(CORPUS.glob("*/*.log")):
-        lines.extend(log.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True))
+    for log in sorted([*CORPUS.glob("*/*.log"), *CORPUS.glob("*/*.log.gz")]):
+        raw = gzip.decompress(log.read_bytes()) if log.suffix == ".gz" else log.read_bytes()
+        lines.extend(raw.decode("utf-8", errors="replace").splitlines(keepends=True))
     with path.open("w", encoding="utf-8") as out:
         written = 0
         while written < total:
@@ -58,9 +60,7 @@ def build_log(path: Path, total: int) -> int:
 
 
 def run(script: str, log: Path) -> tuple[int, float, float]:
-    output = subprocess.run(
-        [sys.executable, "-c", script, str(log), str(COLLECTIONS)], capture_output=True, text=True, check=True
-    ).stdout.split()
+    output = subprocess.run([sys.executable, "-c", script, str(log), str(COLLECTIONS)], capture_output=True, text=True, check=True).stdout.split()
     return int(output[0]), float(output[1]), int(output[2]) / 1024
 
 

@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 dest="$work/ansible_collections/sparkinfer/cluster"
 mkdir -p "$dest"
 # Only what git tracks or would track: the file set of a clean clone (plus uncommitted work).
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -C "$dest" -xf -
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c 'if test -e "{}"; then printf "%s\0" "{}"; fi' | tar --null -T - -cf -) | tar -C "$dest" -xf -
 if compgen -G "$dest/tests/sanity/ignore-*.txt" >/dev/null; then
   echo "sanity: ignore files are not allowed: $(ls "$dest"/tests/sanity/ignore-*.txt)" >&2
   exit 1

@@ -7,6 +7,7 @@ Usage: python tools/vllm-corpus-expect.py [--write] LOG...
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -27,9 +28,10 @@ def main(argv: list[str]) -> int:
     write = "--write" in argv
     logs = [Path(arg) for arg in argv if arg != "--write"]
     for log in logs:
-        with log.open(encoding="utf-8", errors="replace") as handle:
-            got = comparable(parse_vllm_log(handle))
-        sidecar = log.with_suffix(".expected.json")
+        raw = gzip.decompress(log.read_bytes()) if log.suffix == ".gz" else log.read_bytes()
+        text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        got = comparable(parse_vllm_log(text.splitlines(keepends=True)))
+        sidecar = log.parent / (log.name.removesuffix(".gz").removesuffix(".log") + ".expected.json")
         expected = json.loads(sidecar.read_text()) if sidecar.exists() else {}
         diffs = {key: (expected.get(key), got[key]) for key in got if expected.get(key) != got[key]}
         if diffs:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Capture real vLLM logs for the parser's fixture corpus: real vLLM (CPU build) serving the
 # tiny generated Qwen3-MoE, once for each case below, on loopback only. Writes
-# <version>-<case>.log and .source.json into the output folder (default: the corpus's lab/ part).
+# <version>-<case>.log.gz and .source.json into the output folder (default: the corpus's lab/ part).
 # The .expected.json sidecars are written by hand after reading each log.
 # Usage: capture.sh [OUTPUT_DIR] [CASE ...]
 set -euo pipefail
@@ -21,6 +21,7 @@ export VLLM_CPU_KVCACHE_SPACE=1 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TR
 "$venv/bin/python" "$repo/lab/tiny-model/make_tiny_qwen3_moe.py" "$work/tiny" >/dev/null 2>&1
 "$venv/bin/python" "$repo/lab/tiny-model/make_tiny_qwen3_moe.py" "$work/tiny-unknown-arch" --architecture SparkinferTinyMoeForCausalLM >/dev/null 2>&1
 "$venv/bin/python" "$repo/lab/tiny-model/make_tiny_qwen3_moe.py" "$work/tiny-head-dim-16" --head-dim 16 >/dev/null 2>&1
+"$venv/bin/python" "$repo/lab/tiny-model/make_tiny_qwen3_moe.py" "$work/tiny-long-context" --max-positions 8388608 >/dev/null 2>&1
 
 wanted() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
 
@@ -60,7 +61,8 @@ serve() {
 
 record() {
   local case=$1 what=$2 command=$3 stem="$version-$1"
-  mv "$work/$case.log" "$out/$stem.log"
+  # gzip keeps vLLM's carriage returns (progress bars), which plain collection files may not hold.
+  gzip -n -9 -c "$work/$case.log" >"$out/$stem.log.gz"
   python3 - "$out/$stem.source.json" "$case" "$what" "$command" "$version" <<'PY'
 import json, sys, datetime
 path, case, what, command, version = sys.argv[1:]
@@ -69,7 +71,7 @@ json.dump({"source": "captured", "script": "lab/vllm-capture/capture.sh", "case"
            "machine": "Debian 12 x86_64, 2 cores, no GPU (vllm-cpu 0.32.0, tiny generated Qwen3-MoE)"},
           open(path, "w"), indent=2)
 PY
-  echo "captured $stem ($(wc -l <"$out/$stem.log") lines)" >&2
+  echo "captured $stem ($(wc -l <"$work/$case.log") lines)" >&2
 }
 
 m=(--served-model-name tiny --max-model-len 512)
@@ -83,8 +85,13 @@ if wanted unsupported-architecture; then
   record unsupported-architecture "config.json names an architecture vLLM lacks" "vllm serve MODEL(architectures=[SparkinferTinyMoeForCausalLM]) --max-model-len 512"
 fi
 if wanted kv-cache-insufficient; then
-  serve "$work/kv-cache-insufficient.log" exits 18003 -- "$work/tiny" --served-model-name tiny --max-model-len 4096 --kv-cache-memory-bytes 1048576
-  record kv-cache-insufficient "a KV cache too small for --max-model-len" "vllm serve MODEL --max-model-len 4096 --kv-cache-memory-bytes 1048576"
+  # A 1 GiB CPU KV cache holds about 2M tokens of the tiny model: ask for 4M.
+  serve "$work/kv-cache-insufficient.log" exits 18003 -- "$work/tiny-long-context" --served-model-name tiny --max-model-len 4194304
+  record kv-cache-insufficient "a KV cache too small for --max-model-len" "VLLM_CPU_KVCACHE_SPACE=1 vllm serve MODEL(max_position_embeddings=8388608) --max-model-len 4194304"
+fi
+if wanted ready-max-model-len-4096; then
+  serve "$work/ready-max-model-len-4096.log" ready 18014 -- "$work/tiny" --served-model-name tiny --max-model-len 4096 --kv-cache-memory-bytes 1048576
+  record ready-max-model-len-4096 "--kv-cache-memory-bytes, which the CPU build ignores (it sizes the KV cache from VLLM_CPU_KVCACHE_SPACE): a ready start" "vllm serve MODEL --max-model-len 4096 --kv-cache-memory-bytes 1048576"
 fi
 if wanted bad-argument-unrecognized; then
   serve "$work/bad-argument-unrecognized.log" exits 18004 -- "$work/tiny" "${m[@]}" --no-such-flag
@@ -123,6 +130,23 @@ if wanted mp-pp2-nnodes2; then
   sleep 5; pkill -INT -f "29511 --node-rank 1" || true; wait "$follower" || true
   record mp-pp2-nnodes2-rank0 "multi-node mp executor, pipeline parallel 2, the API rank (node 0) over loopback" "vllm serve MODEL --pipeline-parallel-size 2 --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29511"
   record mp-pp2-nnodes2-rank1-headless "multi-node mp executor, the headless follower (node 1)" "vllm serve MODEL --pipeline-parallel-size 2 --nnodes 2 --node-rank 1 --headless --master-addr 127.0.0.1 --master-port 29511"
+fi
+if wanted ansi-colour; then
+  serve "$work/ansi-colour.log" exits 18015 VLLM_LOGGING_COLOR=1 FORCE_COLOR=1 -- "$work/tiny-unknown-arch" "${m[@]}"
+  record ansi-colour "coloured log output (VLLM_LOGGING_COLOR=1) of a refused architecture" "VLLM_LOGGING_COLOR=1 FORCE_COLOR=1 vllm serve MODEL(architectures=[SparkinferTinyMoeForCausalLM])"
+fi
+if wanted docker-timestamps; then
+  # vLLM in a container of the lab node image (venv and model mounted read-only, no network),
+  # read back with `docker logs --timestamps` as vllm_log_info and vllm_wait read containers.
+  name="sparkinfer-capture-$$"
+  docker run -d --name "$name" --network none -e VLLM_CPU_KVCACHE_SPACE=1 -e HF_HUB_OFFLINE=1 \
+    -v /root/.pyenv:/root/.pyenv:ro -v "$venv:$venv:ro" -v "$work/tiny-unknown-arch:/models/tiny:ro" \
+    --entrypoint "$vllm" sparkinfer-lab-node:latest serve /models/tiny "${m[@]}" >/dev/null
+  docker wait "$name" >/dev/null || true
+  # Both streams, put back in time order as the modules do.
+  docker logs --timestamps "$name" 2>&1 | sort -s -k1,1 >"$work/docker-timestamps.log"
+  docker rm -f "$name" >/dev/null
+  record docker-timestamps "docker logs --timestamps of vLLM in a container refusing an architecture" "docker run ... vllm serve /models/tiny(architectures=[SparkinferTinyMoeForCausalLM]); docker logs --timestamps"
 fi
 if wanted quantization-fp8-cpu; then
   serve "$work/quantization-fp8-cpu.log" exits 18013 -- "$work/tiny" "${m[@]}" --quantization fp8

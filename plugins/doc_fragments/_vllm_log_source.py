@@ -14,7 +14,7 @@ options:
   path:
     description:
       - A vLLM log file on the target.
-      - Exactly one of O(path), O(container) or (where the module has it) O(content) is required.
+      - Exactly one source of the log is required.
     type: path
   container:
     description:

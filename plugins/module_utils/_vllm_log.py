@@ -55,6 +55,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
 _COMPOSE_NAME = re.compile(r"(?:\[[\w.-]+\]|[\w][\w.-]*)$")
 _LEVELS = ("INFO", "WARN", "ERRO", "DEBU", "CRIT")
+_INDENT = frozenset(" \t^~")
+# Last letters of a first word that _on_other_word can act on: "ValueError:", "...Error", "...Exception".
+_OTHER_WORD_ENDINGS = frozenset(":rn")
 _V1_PROCESSES = ("(APIServer pid=", "(EngineCore", "(Worker pid=", "(Worker_")
 
 _VERSION_IN_BANNER = re.compile(r"\bversion\s+(v?\d+\.\d+\S*)")
@@ -151,10 +154,18 @@ class _Start:
     stage_lines: dict[str, int] = field(default_factory=dict)
     error: dict[str, str] | None = None
     generic_error: dict[str, str] | None = None
+    failure_marker: dict[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
     shm_stalls: int = 0
     kv_estimate: str | None = None
     from_args: dict[str, Any] = field(default_factory=dict)
+
+
+def _controls_removed(line: str) -> str:
+    if "\r" in line:
+        # A progress bar redraws itself with carriage returns: its last state counts.
+        line = line.rstrip("\r\n").rsplit("\r", 1)[-1]
+    return _ANSI.sub("", line) if "\x1b" in line else line
 
 
 class VllmLogScanner:
@@ -201,67 +212,108 @@ class VllmLogScanner:
             "Engine": self._on_engine_core_failed,
             "Traceback": self._on_traceback,
             "usage:": self._on_usage,
+            "": self._on_banner,
+            "NCCL": self._on_nccl_debug,
         }
 
     # -- the hot loop -------------------------------------------------------------------------
 
     def feed(self, lines: Iterable[str]) -> None:
+        # The fast path: most lines carry vLLM's source tag ("... [model.py:733] message", or
+        # "model.py:733] message" before 0.7), whatever prefixes stand before it, so one find()
+        # locates the message. Everything else (tracebacks, uvicorn, argparse, compose and
+        # docker timestamps around untagged lines) takes the slow path, which strips prefixes.
         handlers = self._handlers
         seen = 0
+        v1_seen = self._v1_prefix_seen
         for line in lines:
             seen += 1
-            if "\r" in line:
-                # A progress bar redraws itself with carriage returns: its last state counts.
-                line = line.rstrip("\r\n").rsplit("\r", 1)[-1]  # noqa: PLW2901
-            if "\x1b" in line:
-                line = _ANSI.sub("", line)  # noqa: PLW2901
-            first = line[:1]
-            if first.isdigit() and line[4:5] == "-" and line[10:11] == "T":
-                match = _DOCKER_TIMESTAMP.match(line)
-                if match:
-                    line = line[match.end() :]  # noqa: PLW2901
-                    first = line[:1]
-            if first not in "(I" or first == "":
-                bar = line.find(" | ", 0, 64)
-                if bar > 0 and _COMPOSE_NAME.match(line[:bar].rstrip()):
-                    line = line[bar + 3 :]  # noqa: PLW2901
-                    first = line[:1]
-            if first == "[" and line.startswith("[rank"):
+            if "\x1b" in line or "\r" in line:
+                line = _controls_removed(line)  # noqa: PLW2901
+            if not v1_seen and ("(APIServer pid=" in line or "(EngineCore" in line or "(Worker" in line):
+                v1_seen = self._v1_prefix_seen = True
+            cut = line.find("] ")
+            if cut > 0 and line.find(".py:", cut - 12, cut) > 0:
+                message = line[cut + 2 :]
+                space = message.find(" ")
+                handler = handlers.get(message[:space] if space >= 0 else message.rstrip())
+                if handler is not None:
+                    handler(message)
+                elif space > 0 and (message[space - 1] == ":" or "=" in message[:space]):
+                    self._on_other_word(message, message[:space])
+            elif line[:1] in _INDENT:
+                # Traceback bodies and continuation lines: only two kinds say anything.
+                if "Value error, " in line or "cuda capability" in line or "\u2588" in line:
+                    self._slow(line)
+            else:
+                self._slow(line)
+        self.lines_seen += seen
+
+    def _slow(self, line: str) -> None:
+        first = line[:1]
+        if first == "(":
+            # Process prefixes nest: "(EngineCore_DP0 pid=742) (RayWorkerWrapper pid=927, ip=...) ..."
+            while line[:1] == "(":
+                close = line.find(") ", 0, 96)
+                if close < 0 or line.find(" pid=", 0, close) < 0:
+                    break
+                line = line[close + 2 :]
+        elif first == "[":
+            if line.startswith("[rank"):
                 # torchrun-style rank prefix: "[rank0]: ValueError: ..."
                 close = line.find("]: ", 0, 16)
                 if close > 0:
-                    line = line[close + 3 :]  # noqa: PLW2901
-            elif first == "(":
-                # Process prefixes nest: "(EngineCore_DP0 pid=742) (RayWorkerWrapper pid=927, ip=...) INFO ..."
-                close = line.find(") ", 0, 96)
-                while close > 0 and " pid=" in line[:close]:
-                    if self._v1_prefix_seen is False and line.startswith(_V1_PROCESSES):
-                        self._v1_prefix_seen = True
-                    line = line[close + 2 :]  # noqa: PLW2901
-                    close = line.find(") ", 0, 96) if line[:1] == "(" else -1
-            if line.startswith("INFO:"):
-                message = line[5:].lstrip()
-            elif line[:4] in _LEVELS:
-                cut = line.find("] ", 0, 96)
-                message = line[cut + 2 :] if cut > 0 else line
+                    line = line[close + 3 :]
             else:
-                message = line.strip()
-            space = message.find(" ")
-            word = message[:space] if space > 0 else message.rstrip()
-            handler = handlers.get(word)
-            if handler is not None:
-                handler(message)
-            elif word.endswith(":") or word.endswith("Error") or word.endswith("Exception"):
-                self._on_exception(message)
-            elif word.startswith("world_size="):
-                self._on_distributed(message)
-            elif word.startswith("tensor_parallel_size="):
-                self._on_ray_gpus(message)
-            elif "NCCL" in message:
-                self._on_nccl_debug(message)
-            elif "\u2588" in message and "version" in message:
-                self._on_banner(message)
-        self.lines_seen += seen
+                line = self._without_compose_prefix(line)
+        else:
+            if first.isdigit() and line[10:11] == "T":
+                match = _DOCKER_TIMESTAMP.match(line)
+                if match:
+                    line = line[match.end() :]
+            line = self._without_compose_prefix(line)
+            if line[:1] == "(":
+                self._slow(line)
+                return
+        first = line[:1]
+        if first in _INDENT:
+            if "Value error, " not in line and "cuda capability" not in line and "\u2588" not in line:
+                return
+            message = line.strip()
+        elif first == "I" and line.startswith("INFO:"):
+            message = line[5:].lstrip()
+        elif line[:4] in _LEVELS:
+            cut = line.find("] ", 0, 96)
+            message = line[cut + 2 :] if cut > 0 else line
+        else:
+            message = line.rstrip()
+        space = message.find(" ")
+        word = message[:space] if space > 0 else message.rstrip()
+        handler = self._handlers.get(word)
+        if handler is not None:
+            handler(message)
+        elif word[-1:] in _OTHER_WORD_ENDINGS or "=" in word or "NCCL" in message or "\u2588" in message:
+            self._on_other_word(message, word)
+
+    @staticmethod
+    def _without_compose_prefix(line: str) -> str:
+        # docker compose: "vllm-openai  | INFO ..." or "[vllm]        | INFO ..."
+        pipe = line.find(" | ", 0, 64)
+        if pipe > 0 and _COMPOSE_NAME.match(line[:pipe].rstrip()):
+            return line[pipe + 3 :]
+        return line
+
+    def _on_other_word(self, message: str, word: str) -> None:
+        if word.endswith((":", "Error", "Exception")):
+            self._on_exception(message)
+        elif word.startswith("world_size="):
+            self._on_distributed(message)
+        elif word.startswith("tensor_parallel_size="):
+            self._on_ray_gpus(message)
+        elif "NCCL" in message:
+            self._on_nccl_debug(message)
+        elif "\u2588" in message:
+            self._on_banner(message)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -291,6 +343,8 @@ class VllmLogScanner:
     # -- handlers -----------------------------------------------------------------------------
 
     def _on_banner(self, message: str) -> None:
+        if "\u2588" not in message or "version" not in message:
+            return
         match = _VERSION_IN_BANNER.search(message)
         if match:
             self._new_start_if_running()
@@ -460,7 +514,8 @@ class VllmLogScanner:
             self._warn(f"torch_cuda_capability_unsupported:{match.group(1)}")
 
     def _on_route(self, message: str) -> None:
-        if message.startswith("Route: "):
+        # One line per route: only the first one moves the stage.
+        if self._start.stage < STAGE_INDEX["api_starting"] and message.startswith("Route: "):
             self._reach("api_starting")
 
     def _on_available(self, message: str) -> None:
@@ -480,7 +535,10 @@ class VllmLogScanner:
         if message.startswith("EngineCore"):
             self._v1_prefix_seen = True
         if message.startswith(("EngineCore failed to start", "Engine core initialization failed", "WorkerProc failed to start")):
-            self._generic(message)
+            # Only a marker: the exception that follows (if the log has it) says why.
+            start = self._start
+            if start.failure_marker is None and "See root cause above" not in message:
+                start.failure_marker = {"category": "other_error", "line": message.strip(), "hint": _hint("other_error", message, start)}
 
     def _on_cuda(self, message: str) -> None:
         if message.startswith("CUDA error:"):
@@ -505,13 +563,13 @@ class VllmLogScanner:
 
     def _on_nccl_debug(self, message: str) -> None:
         # NCCL_DEBUG output ("host:pid:tid [0] NCCL INFO ..."), never traceback source lines.
-        if " NCCL WARN " in message or " NCCL INFO " in message:
+        if "NCCL WARN " in message or "NCCL INFO " in message:
             match = _NCCL_BANNER.search(message)
             if match:
                 self._set("nccl_version", match.group(1))
             if "via NET/Socket" in message:
                 self._warn("nccl_socket_transport")
-            if " NCCL WARN " in message and _classify(message) == "nccl_error":
+            if "NCCL WARN " in message and _classify(message) == "nccl_error":
                 self._fail("nccl_error", message, _hint("nccl_error", message, self._start))
 
     def _on_exception(self, message: str) -> None:
@@ -549,7 +607,7 @@ class VllmLogScanner:
         start = self._start
         facts = start.facts
         stage = STAGES[start.stage] if start.stage >= 0 else None
-        error = start.error or start.generic_error
+        error = start.error or start.generic_error or start.failure_marker
         if error is not None:
             outcome = error["category"]
         elif stage == "ready":

@@ -82,7 +82,7 @@ class ContainerLog:
         rc, out, err = self._run([self.docker, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", self.name])
         if rc != 0:
             raise LogSourceError(f"docker inspect {self.name} failed (rc={rc}): {err.strip() or out.strip()}")
-        status, _, code = out.strip().partition(" ")
+        status, _separator, code = out.strip().partition(" ")
         return {"status": status, "exit_code": int(code) if code.lstrip("-").isdigit() else None}
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.parsers import FilterModule, vllm_log_facts
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import parse_vllm_log
 
-LOG = Path(__file__).parents[1] / "module_utils" / "fixtures" / "vllm" / "lab" / "0.32.0-ready-tp1.log"
+from ..module_utils.corpus import lab_log, lines, text
+
+LOG = lab_log("0.32.0-ready-tp1")
 
 
 def test_filter_is_registered():
@@ -18,10 +18,9 @@ def test_filter_is_registered():
 
 
 def test_filter_gives_the_parser_facts():
-    text = LOG.read_text(encoding="utf-8")
-    with LOG.open(encoding="utf-8") as handle:
-        assert vllm_log_facts(text) == parse_vllm_log(handle)
-    assert vllm_log_facts(text)["architecture"] == "Qwen3MoeForCausalLM"
+    log_text = text(LOG)
+    assert vllm_log_facts(log_text) == parse_vllm_log(lines(LOG))
+    assert vllm_log_facts(log_text)["architecture"] == "Qwen3MoeForCausalLM"
 
 
 def test_filter_refuses_non_text():

@@ -7,9 +7,6 @@ the parser's own advice and is not part of the oracle).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import (
@@ -18,8 +15,8 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log impor
     parse_vllm_log,
 )
 
-CORPUS = Path(__file__).parent / "fixtures" / "vllm"
-LOGS = sorted(CORPUS.glob("*/*.log"))
+from .corpus import LOGS, lines, sidecar, stem, text
+
 FACT_KEYS = [
     "vllm_version",
     "engine",
@@ -44,9 +41,8 @@ FACT_KEYS = [
 ]
 
 
-def parsed(log: Path) -> dict:
-    with log.open(encoding="utf-8", errors="replace") as handle:
-        return parse_vllm_log(handle)
+def parsed(log) -> dict:
+    return parse_vllm_log(lines(log))
 
 
 def test_corpus_is_large_and_mostly_real_runs():
@@ -57,9 +53,9 @@ def test_corpus_is_large_and_mostly_real_runs():
     assert len(public) >= 28
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
 def test_log_has_provenance(log):
-    source = json.loads(log.with_suffix(".source.json").read_text())
+    source = sidecar(log, "source")
     if log.parent.name == "public":
         assert source["url"].startswith("https://")
     else:
@@ -67,9 +63,9 @@ def test_log_has_provenance(log):
         assert source["script"] == "lab/vllm-capture/capture.sh"
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
 def test_facts_match_what_the_log_says(log):
-    expected = json.loads(log.with_suffix(".expected.json").read_text())
+    expected = sidecar(log, "expected")
     got = parsed(log)
     assert list(got) == FACT_KEYS
     if got["error"] is not None:
@@ -78,13 +74,13 @@ def test_facts_match_what_the_log_says(log):
     assert got == expected
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+@pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
 def test_facts_are_consistent(log):
     got = parsed(log)
     assert got["stage"] is None or got["stage"] in STAGES
     if got["outcome"] in FAILURE_OUTCOMES:
         assert got["error"]["category"] == got["outcome"]
-        assert got["error"]["line"] in log.read_text(encoding="utf-8", errors="replace")
+        assert got["error"]["line"] in text(log)
     else:
         assert got["error"] is None
         assert got["outcome"] == ("ready" if got["stage"] == "ready" else "loading")

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import STAGE_INDEX
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import wait_for_vllm
 
-CORPUS = Path(__file__).parent / "fixtures" / "vllm"
-READY = (CORPUS / "lab" / "0.32.0-ready-tp1.log").read_text(encoding="utf-8").splitlines(keepends=True)
-REFUSED = (CORPUS / "lab" / "0.32.0-unsupported-architecture.log").read_text(encoding="utf-8").splitlines(keepends=True)
+from .corpus import CORPUS, lab_log, lines
+
+READY = lines(lab_log("0.32.0-ready-tp1"))
+REFUSED = lines(lab_log("0.32.0-unsupported-architecture"))
 SHM_STALL = next(
     line
     for line in (CORPUS / "public" / "unknown-glm53-flash-4x-spark-shm-broadcast-stall.log").read_text(encoding="utf-8").splitlines()

@@ -2,37 +2,35 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.modules import vllm_log_info
 
+from ..module_utils.corpus import lab_log, lines
 from .module_harness import FakeCommands, ModuleFail, run_module
 
-LAB = Path(__file__).parents[1] / "module_utils" / "fixtures" / "vllm" / "lab"
-READY = LAB / "0.32.0-ready-tp1.log"
-REFUSED = LAB / "0.32.0-unsupported-architecture.log"
+READY_LINES = lines(lab_log("0.32.0-ready-tp1"))
+REFUSED_LINES = lines(lab_log("0.32.0-unsupported-architecture"))
 
 
 @pytest.mark.parametrize("check_mode", [False, True])
-def test_reads_a_file(check_mode):
-    result = run_module(vllm_log_info.main, {"path": str(READY), "_ansible_check_mode": check_mode})
+def test_reads_a_file(check_mode, ready_file):
+    result = run_module(vllm_log_info.main, {"path": ready_file, "_ansible_check_mode": check_mode})
     assert result["changed"] is False
     assert result["vllm_log"]["architecture"] == "Qwen3MoeForCausalLM"
     assert result["vllm_log"]["outcome"] == "ready"
-    assert result["lines"] == len(READY.read_text(encoding="utf-8").splitlines())
-    assert result["tail"] == READY.read_text(encoding="utf-8").splitlines()[-20:]
+    assert result["lines"] == len([line.rstrip("\n") for line in READY_LINES])
+    assert result["tail"] == [line.rstrip("\n") for line in READY_LINES][-20:]
 
 
 def test_reads_content_with_a_shorter_tail():
-    result = run_module(vllm_log_info.main, {"content": REFUSED.read_text(encoding="utf-8"), "tail_lines": 3})
+    result = run_module(vllm_log_info.main, {"content": "".join(REFUSED_LINES), "tail_lines": 3})
     assert result["vllm_log"]["outcome"] == "unsupported_architecture"
     assert len(result["tail"]) == 3
 
 
 def test_reads_a_container_log_in_time_order():
-    stdout = "".join(f"2026-12-02T15:00:{n:02d}.000000000Z {line}" for n, line in enumerate(READY.read_text().splitlines(True)[:30]))
+    stdout = "".join(f"2026-12-02T15:00:{n:02d}.000000000Z {line}" for n, line in enumerate(READY_LINES[:30]))
     commands = FakeCommands({("/usr/bin/docker", "logs", "--timestamps", "vllm"): (0, stdout, "")})
     result = run_module(vllm_log_info.main, {"container": "vllm"}, commands)
     assert result["vllm_log"]["architecture"] == "Qwen3MoeForCausalLM"
@@ -52,7 +50,7 @@ def test_unreadable_path_fails_naming_it(tmp_path):
     assert failure.value.result["msg"].startswith(f"cannot read {tmp_path}:")
 
 
-def test_exactly_one_source():
+def test_exactly_one_source(ready_file):
     with pytest.raises(ModuleFail) as failure:
-        run_module(vllm_log_info.main, {"path": str(READY), "content": "x"})
+        run_module(vllm_log_info.main, {"path": ready_file, "content": "x"})
     assert "mutually exclusive" in failure.value.result["msg"]

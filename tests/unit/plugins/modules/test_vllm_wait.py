@@ -2,44 +2,42 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.modules import vllm_wait
 
+from ..module_utils.corpus import lab_log, lines
 from .module_harness import FakeCommands, ModuleFail, run_module
 
-LAB = Path(__file__).parents[1] / "module_utils" / "fixtures" / "vllm" / "lab"
-READY = LAB / "0.32.0-ready-tp1.log"
+READY_LINES = lines(lab_log("0.32.0-ready-tp1"))
 DOCKER_LOGS = ("/usr/bin/docker", "logs", "--timestamps", "vllm")
 DOCKER_STATE = ("/usr/bin/docker", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", "vllm")
 
 
-def test_a_ready_file_passes_the_gate():
-    result = run_module(vllm_wait.main, {"path": str(READY), "expect": {"architecture": "Qwen3MoeForCausalLM", "quantization": None}, "timeout": 5})
+def test_a_ready_file_passes_the_gate(ready_file):
+    result = run_module(vllm_wait.main, {"path": ready_file, "expect": {"architecture": "Qwen3MoeForCausalLM", "quantization": None}, "timeout": 5})
     assert result["reason"] is None
     assert result["vllm_log"]["outcome"] == "ready"
     assert set(result["stage_seconds"]) >= {"starting", "architecture_resolved", "ready"}
 
 
-def test_gate_mismatch_fails_with_the_facts():
+def test_gate_mismatch_fails_with_the_facts(ready_file):
     with pytest.raises(ModuleFail) as failure:
-        run_module(vllm_wait.main, {"path": str(READY), "expect": {"architecture": "Qwen3_5MoeForConditionalGeneration"}})
+        run_module(vllm_wait.main, {"path": ready_file, "expect": {"architecture": "Qwen3_5MoeForConditionalGeneration"}})
     result = failure.value.result
     assert result["reason"] == "gate"
     assert result["msg"].startswith("vLLM gate: the log says architecture='Qwen3MoeForCausalLM'")
     assert result["vllm_log"]["architecture"] == "Qwen3MoeForCausalLM"
 
 
-def test_unknown_expect_key_is_refused_naming_the_allowed_ones():
+def test_unknown_expect_key_is_refused_naming_the_allowed_ones(ready_file):
     with pytest.raises(ModuleFail) as failure:
-        run_module(vllm_wait.main, {"path": str(READY), "expect": {"model": "x"}})
+        run_module(vllm_wait.main, {"path": ready_file, "expect": {"model": "x"}})
     assert failure.value.result["msg"].startswith("expect has unknown key(s) model; allowed: architecture, quantization")
 
 
 def test_a_container_that_exited_before_ready():
-    stdout = "".join(f"2026-12-02T15:00:{n:02d}.000000000Z {line}" for n, line in enumerate(READY.read_text().splitlines(True)[:20]))
+    stdout = "".join(f"2026-12-02T15:00:{n:02d}.000000000Z {line}" for n, line in enumerate(READY_LINES[:20]))
     commands = FakeCommands({DOCKER_LOGS: (0, stdout, ""), DOCKER_STATE: (0, "exited 137\n", "")})
     with pytest.raises(ModuleFail) as failure:
         run_module(vllm_wait.main, {"container": "vllm", "timeout": 5, "poll_interval": 0.01}, commands)
