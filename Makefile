@@ -12,7 +12,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-up lab-down molecule clean
+        lab-image lab-up lab-down molecule integration clean
 
 test:
 	tools/test-all.sh
@@ -62,6 +62,10 @@ lab-down:
 
 molecule: lab-image
 	molecule test --all
+
+# The modules against a real vLLM server (CPU build, tiny generated model) on loopback.
+integration:
+	venv=$$(lab/vllm-capture/setup-venv.sh) && SPARKINFER_VLLM_VENV=$$venv pytest -v -s -p no:cacheprovider tests/integration
 
 clean: lab-down
 	rm -rf .cache .ansible .pytest_cache .mypy_cache .ruff_cache .coverage sparkinfer-cluster-*.tar.gz

@@ -27,6 +27,7 @@ gate sanity make --no-print-directory sanity
 gate units make --no-print-directory units
 gate build make --no-print-directory build
 gate molecule make --no-print-directory molecule
+gate integration make --no-print-directory integration
 
 echo "=== timings"
 printf '%s\n' "${timings[@]}"

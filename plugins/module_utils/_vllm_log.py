@@ -55,6 +55,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
 _COMPOSE_NAME = re.compile(r"(?:\[[\w.-]+\]|[\w][\w.-]*)$")
 _LEVELS = ("INFO", "WARN", "ERRO", "DEBU", "CRIT")
+_EXCEPTION_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit")
 _INDENT = frozenset(" \t^~")
 # Last letters of a first word that _on_other_word can act on: "ValueError:", "...Error", "...Exception".
 _OTHER_WORD_ENDINGS = frozenset(":rn")
@@ -117,9 +118,8 @@ def _classify(text: str) -> str | None:
         return "unsupported_architecture"
     if ("max seq len" in text and "KV cache" in text) or "No available memory for the cache blocks" in text:
         return "kv_cache_insufficient"
-    lowered = text.lower()
     if (
-        "out of memory" in lowered
+        "ut of memory" in text
         or "OutOfMemoryError" in text
         or "NV_ERR_NO_MEMORY" in text
         or ("on startup is less than desired GPU memory utilization" in text)
@@ -134,7 +134,7 @@ def _classify(text: str) -> str | None:
         or "DistBackendError" in text
     ):
         return "nccl_error"
-    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "timeout" in lowered):
+    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "imeout" in text):
         return "ray_placement_timeout"
     if "Current node has no GPU available" in text:
         return "ray_placement_timeout"
@@ -189,6 +189,7 @@ class VllmLogScanner:
             "Starting": self._on_starting,
             "vLLM": self._on_vllm,
             "vllm": self._on_cli_error,
+            "vllm:": self._on_cli_error,
             "non-default": self._on_args,
             "args:": self._on_args,
             "DP": self._on_distributed,
@@ -304,7 +305,9 @@ class VllmLogScanner:
         return line
 
     def _on_other_word(self, message: str, word: str) -> None:
-        if word.endswith((":", "Error", "Exception")):
+        # Only exception names ("ValueError:", "torch.OutOfMemoryError:", "KeyboardInterrupt")
+        # start a decisive line; paths like "/usr/lib/.../library.py:357:" start warnings.
+        if word.rstrip(":").endswith(_EXCEPTION_SUFFIXES):
             self._on_exception(message)
         elif word.startswith("world_size="):
             self._on_distributed(message)
