@@ -43,3 +43,24 @@ def test_a_container_that_exited_before_ready():
         run_module(vllm_wait.main, {"container": "vllm", "timeout": 5, "poll_interval": 0.01}, commands)
     assert failure.value.result["reason"] == "exited"
     assert "exited (exit code 137)" in failure.value.result["msg"]
+
+
+def test_check_mode_waits_the_same_way(ready_file):
+    result = run_module(vllm_wait.main, {"path": ready_file, "timeout": 5, "_ansible_check_mode": True})
+    assert result["changed"] is False
+    assert result["vllm_log"]["stage"] == "ready"
+
+
+def test_api_probe_reports_what_answered(monkeypatch):
+    class Answer:
+        def __init__(self, code):
+            self.code = code
+
+        def getcode(self):
+            return self.code
+
+    codes = iter([200, 503])
+    monkeypatch.setattr(vllm_wait, "open_url", lambda url, **kwargs: Answer(next(codes)))
+    assert vllm_wait.api_probe("http://127.0.0.1:8000/", "secret", True)() == (False, "/v1/models answered 503")
+    monkeypatch.setattr(vllm_wait, "open_url", lambda url, **kwargs: (_ for _ in ()).throw(OSError("connection refused")))
+    assert vllm_wait.api_probe("http://127.0.0.1:8000", None, True)() == (False, "/health: connection refused")
