@@ -118,12 +118,7 @@ def _classify(text: str) -> str | None:
         return "unsupported_architecture"
     if ("max seq len" in text and "KV cache" in text) or "No available memory for the cache blocks" in text:
         return "kv_cache_insufficient"
-    if (
-        "ut of memory" in text
-        or "OutOfMemoryError" in text
-        or "NV_ERR_NO_MEMORY" in text
-        or ("on startup is less than desired GPU memory utilization" in text)
-    ):
+    if "ut of memory" in text or "OutOfMemoryError" in text or "NV_ERR_NO_MEMORY" in text or ("on startup is less than desired GPU memory utilization" in text):
         return "oom"
     if (
         "NCCL error" in text

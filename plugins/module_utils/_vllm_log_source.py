@@ -86,8 +86,25 @@ class ContainerLog:
         return {"status": status, "exit_code": int(code) if code.lstrip("-").isdigit() else None}
 
 
-def tail_of(lines: Iterator[str] | list[str], count: int) -> list[str]:
-    return [line.rstrip("\n") for line in deque(lines, maxlen=max(0, min(count, MAX_TAIL_LINES)))]
+# The argument spec entries of a module reading a log through log_source() (doc fragment _vllm_log_source).
+LOG_SOURCE_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "path": {"type": "path"},
+    "container": {"type": "str"},
+    "docker_path": {"type": "str", "default": "docker"},
+    "tail_lines": {"type": "int", "default": 20},
+}
+
+
+def log_source(
+    params: dict[str, Any],
+    get_bin_path: Callable[..., str],
+    run_command: Callable[..., tuple[int, str, str]],
+) -> FileLog | ContainerLog:
+    """The source named by a module's `path` or `container` parameter."""
+    if params.get("path") is not None:
+        return FileLog(params["path"])
+    docker = get_bin_path(params["docker_path"], required=True)
+    return ContainerLog(lambda argv: run_command(argv, environ_update={"LC_ALL": "C"}), docker, params["container"])
 
 
 class Tee:

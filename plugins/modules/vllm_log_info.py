@@ -105,39 +105,34 @@ tail:
   sample: ["INFO:     Application startup complete."]
 """
 
+from collections.abc import Iterator
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import VllmLogScanner
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
-    ContainerLog,
-    FileLog,
+    LOG_SOURCE_ARGUMENTS,
     LogSourceError,
     Tee,
+    log_source,
 )
+
+
+def log_lines(module: AnsibleModule) -> Iterator[str]:
+    if module.params["content"] is not None:
+        return iter(module.params["content"].splitlines())
+    return log_source(module.params, module.get_bin_path, module.run_command).stream()
 
 
 def main() -> None:
     module = AnsibleModule(
-        argument_spec={
-            "path": {"type": "path"},
-            "container": {"type": "str"},
-            "content": {"type": "str"},
-            "docker_path": {"type": "str", "default": "docker"},
-            "tail_lines": {"type": "int", "default": 20},
-        },
+        argument_spec={**LOG_SOURCE_ARGUMENTS, "content": {"type": "str"}},
         mutually_exclusive=[("path", "container", "content")],
         required_one_of=[("path", "container", "content")],
         supports_check_mode=True,
     )
     params = module.params
-    if params["content"] is not None:
-        lines = iter(params["content"].splitlines())
-    elif params["path"] is not None:
-        lines = FileLog(params["path"]).stream()
-    else:
-        docker = module.get_bin_path(params["docker_path"], required=True)
-        lines = ContainerLog(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), docker, params["container"]).stream()
-    tee = Tee(lines, params["tail_lines"])
+    tee = Tee(log_lines(module), params["tail_lines"])
     scanner = VllmLogScanner()
     try:
         scanner.feed(tee)

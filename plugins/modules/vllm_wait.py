@@ -126,9 +126,9 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import STAGES
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
-    ContainerLog,
-    FileLog,
+    LOG_SOURCE_ARGUMENTS,
     LogSourceError,
+    log_source,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE, wait_for_vllm
 
@@ -152,10 +152,7 @@ def api_probe(base_url: str, api_key: str | None, validate_certs: bool):
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "path": {"type": "path"},
-            "container": {"type": "str"},
-            "docker_path": {"type": "str", "default": "docker"},
-            "tail_lines": {"type": "int", "default": 20},
+            **LOG_SOURCE_ARGUMENTS,
             "stage": {"type": "str", "default": "ready", "choices": list(STAGES)},
             "expect": {"type": "dict", "default": {}},
             "timeout": {"type": "int", "default": 900},
@@ -173,11 +170,7 @@ def main() -> None:
     unknown = sorted(set(params["expect"]) - set(EXPECTABLE))
     if unknown:
         module.fail_json(msg=f"expect has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(EXPECTABLE)}")
-    if params["path"] is not None:
-        source = FileLog(params["path"])
-    else:
-        docker = module.get_bin_path(params["docker_path"], required=True)
-        source = ContainerLog(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), docker, params["container"])
+    source = log_source(params, module.get_bin_path, module.run_command)
     probe = api_probe(params["url"], params["api_key"], params["validate_certs"]) if params["url"] else None
     try:
         outcome = wait_for_vllm(
