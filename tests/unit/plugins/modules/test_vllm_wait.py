@@ -62,5 +62,9 @@ def test_api_probe_reports_what_answered(monkeypatch):
     codes = iter([200, 503])
     monkeypatch.setattr(vllm_wait, "open_url", lambda url, **kwargs: Answer(next(codes)))
     assert vllm_wait.api_probe("http://127.0.0.1:8000/", "secret", True)() == (False, "/v1/models answered 503")
-    monkeypatch.setattr(vllm_wait, "open_url", lambda url, **kwargs: (_ for _ in ()).throw(OSError("connection refused")))
+
+    def refused(url, **kwargs):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(vllm_wait, "open_url", refused)
     assert vllm_wait.api_probe("http://127.0.0.1:8000", None, True)() == (False, "/health: connection refused")
