@@ -59,7 +59,6 @@ _EXCEPTION_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit")
 _INDENT = frozenset(" \t^~")
 # Last letters of a first word that _on_other_word can act on: "ValueError:", "...Error", "...Exception".
 _OTHER_WORD_ENDINGS = frozenset(":rn")
-_V1_PROCESSES = ("(APIServer pid=", "(EngineCore", "(Worker pid=", "(Worker_")
 
 _VERSION_IN_BANNER = re.compile(r"\bversion\s+(v?\d+\.\d+\S*)")
 _ENGINE_VERSION = re.compile(r"LLM engine \(v(\S+?)\) with config")
@@ -146,7 +145,7 @@ class _Start:
 
     facts: dict[str, Any] = field(default_factory=dict)
     stage: int = -1
-    stage_lines: dict[str, int] = field(default_factory=dict)
+    stages_seen: list[str] = field(default_factory=list)
     error: dict[str, str] | None = None
     generic_error: dict[str, str] | None = None
     failure_marker: dict[str, str] | None = None
@@ -206,7 +205,6 @@ class VllmLogScanner:
             "torch.compile": self._on_compile,
             "Compiling": self._on_compile,
             "Engine": self._on_engine_core_failed,
-            "Traceback": self._on_traceback,
             "usage:": self._on_usage,
             "": self._on_banner,
             "NCCL": self._on_nccl_debug,
@@ -318,7 +316,8 @@ class VllmLogScanner:
     def _reach(self, stage: str) -> None:
         start = self._start
         index = STAGE_INDEX[stage]
-        start.stage_lines.setdefault(stage, self.lines_seen)
+        if stage not in start.stages_seen:
+            start.stages_seen.append(stage)
         start.stage = max(start.stage, index)
 
     def _new_start_if_running(self) -> None:
@@ -547,10 +546,6 @@ class VllmLogScanner:
         if message.startswith(("torch.compile takes", "Compiling a graph for")):
             self._reach("weights_loaded")
 
-    def _on_traceback(self, message: str) -> None:
-        if message.startswith("Traceback (most recent call last)"):
-            self._start.facts.setdefault("_traceback", True)
-
     def _on_cli_error(self, message: str) -> None:
         # argparse: "vllm serve: error: argument --max-model-len: invalid ... value: 'lots'"
         if ": error: " in message:
@@ -660,9 +655,9 @@ class VllmLogScanner:
     def shm_stalls(self) -> int:
         return self._start.shm_stalls
 
-    def stage_lines(self) -> dict[str, int]:
-        """The line number (1-based, over all lines fed) where each stage of the latest start was first seen."""
-        return {stage: line + 1 for stage, line in self._start.stage_lines.items()}
+    def stages_seen(self) -> list[str]:
+        """The stages the latest start's log has shown, in the order they first appeared."""
+        return list(self._start.stages_seen)
 
 
 def _hint(category: str, line: str, start: _Start) -> str:

@@ -108,9 +108,8 @@ def wait_for_vllm(
             # A repeated shared-memory-broadcast warning is what a hung rank prints: not progress.
             if len(new) > scanner.shm_stalls - stalls_before:
                 last_progress = now
-        for stage in STAGES[: scanner.stage_index() + 1]:
-            if stage in scanner.stage_lines():
-                stage_seconds.setdefault(stage, round(now - start, 3))
+        for stage in scanner.stages_seen():
+            stage_seconds.setdefault(stage, round(now - start, 3))
         facts = scanner.facts()
         if facts["outcome"] in FAILURE_OUTCOMES:
             error = facts["error"]
