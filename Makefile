@@ -12,7 +12,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-up lab-down molecule integration clean
+        lab-image lab-up lab-down molecule integration changelog clean
 
 test:
 	tools/test-all.sh
@@ -36,6 +36,9 @@ yamllint:
 
 ansible-lint:
 	ansible-lint
+
+changelog:
+	antsibull-changelog lint
 
 python-lint:
 	ruff format --check plugins tests extensions bench

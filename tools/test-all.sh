@@ -21,6 +21,7 @@ gate() {
 
 gate setup make --no-print-directory setup
 gate yamllint make --no-print-directory yamllint
+gate changelog make --no-print-directory changelog
 gate ansible-lint make --no-print-directory ansible-lint
 gate python-lint make --no-print-directory python-lint
 gate sanity make --no-print-directory sanity
