@@ -236,7 +236,8 @@ class VllmLogScanner:
                 elif space > 0 and (message[space - 1] == ":" or "=" in message[:space]):
                     self._on_other_word(message, message[:space])
             elif line[:1] in _INDENT:
-                # Traceback bodies and continuation lines: only two kinds say anything.
+                # Traceback bodies and continuation lines: only pydantic errors, torch capability
+                # warnings and wrapped banners say anything.
                 if "Value error, " in line or "cuda capability" in line or "\u2588" in line:
                     self._slow(line)
             else:
