@@ -392,9 +392,8 @@ class VllmLogScanner:
                     self._set(key, None if value == "None" else value.lower())
                 else:
                     self._set(key, int(value) if value.isdigit() else value)
-        fusions = _FUSIONS.findall(message)
         if "pass_config" in message:
-            self._set("custom_fusions", fusions)
+            self._set("custom_fusions", _FUSIONS.findall(message))
 
     def _on_using(self, message: str) -> None:
         if message.startswith("Using max model len "):
@@ -495,13 +494,15 @@ class VllmLogScanner:
             self._on_exception(message)
 
     def _on_tensor(self, message: str) -> None:
-        match = _TP_SHORT.search(message)
-        if match:
-            self._start.from_args.setdefault("tensor_parallel_size", int(match.group(1)))
-            self._warn(f"ray_gpus_short:{match.group(1)}>{match.group(2)}")
+        # "Tensor parallel size (2) exceeds available GPUs (1)" (vLLM 0.1x)
+        self._ray_gpus_short(_TP_SHORT.search(message))
 
     def _on_ray_gpus(self, message: str) -> None:
-        match = _TP_BIGGER.match(message)
+        # "tensor_parallel_size=2 is bigger than a reserved number of GPUs (1 GPUs) in a node" (ray_utils)
+        self._ray_gpus_short(_TP_BIGGER.match(message))
+
+    def _ray_gpus_short(self, match: re.Match[str] | None) -> None:
+        # Ray sees fewer GPUs on a node than the tensor parallel size: placement will fail or hang.
         if match:
             self._start.from_args.setdefault("tensor_parallel_size", int(match.group(1)))
             self._warn(f"ray_gpus_short:{match.group(1)}>{match.group(2)}")
