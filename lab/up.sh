@@ -15,15 +15,15 @@ key="$SPARKINFER_LAB_STATE/id_ed25519"
 [ -f "$key" ] || ssh-keygen -q -t ed25519 -N '' -C sparkinfer-lab -f "$key"
 
 ensure_network() {
-  local name=$1 subnet=$2.0/24 actual
-  if actual=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}} {{.Internal}}' "$name" 2>/dev/null); then
-    if [ "$actual" != "$subnet true" ]; then
-      echo "lab: network $name exists as '$actual', expected '$subnet true': run lab/down.sh first" >&2
+  local name=$1 subnet=$2.0/24 mtu=$3 actual
+  if actual=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}} {{.Internal}} {{index .Options "com.docker.network.driver.mtu"}}' "$name" 2>/dev/null); then
+    if [ "$actual" != "$subnet true $mtu" ]; then
+      echo "lab: network $name exists as '$actual', expected '$subnet true $mtu': run lab/down.sh first" >&2
       exit 1
     fi
   else
-    docker network create --internal --subnet "$subnet" --label sparkinfer-lab=1 "$name" >/dev/null
-    echo "lab: created network $name ($subnet, internal)" >&2
+    docker network create --internal --subnet "$subnet" --opt com.docker.network.driver.mtu="$mtu" --label sparkinfer-lab=1 "$name" >/dev/null
+    echo "lab: created network $name ($subnet, internal, MTU $mtu)" >&2
   fi
 }
 
@@ -74,8 +74,9 @@ authorize_key() {
     cat > $home/.ssh/authorized_keys && chown $SPARKINFER_LAB_USER: $home/.ssh/authorized_keys && chmod 0600 $home/.ssh/authorized_keys" <"$key.pub"
 }
 
-ensure_network "$SPARKINFER_LAB_MGMT_NET" "$SPARKINFER_LAB_MGMT_SUBNET"
-ensure_network "$SPARKINFER_LAB_FABRIC_NET" "$SPARKINFER_LAB_FABRIC_SUBNET"
+# The fabric carries jumbo frames, as the ConnectX-7 link does with MTU 9000.
+ensure_network "$SPARKINFER_LAB_MGMT_NET" "$SPARKINFER_LAB_MGMT_SUBNET" 1500
+ensure_network "$SPARKINFER_LAB_FABRIC_NET" "$SPARKINFER_LAB_FABRIC_SUBNET" 9000
 for i in $(seq 1 "$SPARKINFER_LAB_NODES"); do ensure_node "$i"; done
 
 known_hosts="$SPARKINFER_LAB_STATE/known_hosts"

@@ -26,6 +26,10 @@ host_block() {
               sparkinfer_mgmt_interface: $mgmt
               sparkinfer_fabric_interface: $fabric
               sparkinfer_fabric_ip: $(lab_fabric_ip "$i")
+              # For the netplan file on the stand-in twins (checked, not applied, in the lab).
+              nccl_network_fabric_addresses:
+                - 192.168.180.$((10 + i))/24
+                - 192.168.181.$((10 + i))/24
 HOST
 }
 

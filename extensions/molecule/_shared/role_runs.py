@@ -1,0 +1,29 @@
+"""Run the scenario's role again from a verifier, with overrides, as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+CONVERGE = Path(__file__).resolve().parent / "converge.yml"
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def run_role(scenario: str, extra_vars: dict[str, Any], limit: str | None = None) -> tuple[int, str]:
+    """Run the shared converge for `scenario` with extra vars; return its exit code and output on one line."""
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], str(CONVERGE), "-e", json.dumps(extra_vars)]
+    if limit:
+        argv += ["--limit", limit]
+    run = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MOLECULE_SCENARIO_NAME": scenario, "ANSIBLE_NOCOLOR": "1"},
+        check=False,
+    )
+    # ansible-core 2.19 reports task failures on stderr; messages wrap, so compare on one line.
+    return run.returncode, " ".join(_ANSI_ESCAPE.sub("", run.stdout + run.stderr).split())

@@ -1,0 +1,131 @@
+"""Verify two lab nodes after the nccl_network role: their fabric, netplan file and NCCL environment."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import testinfra
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from role_runs import run_role
+
+SCENARIO = "nccl_network"
+FABRIC_IP = {"nccl-spark-1": "192.168.177.11", "nccl-spark-2": "192.168.177.12"}
+NETPLAN_ADDRESSES = {
+    "nccl-spark-1": ["192.168.180.11/24", "192.168.181.11/24"],
+    "nccl-spark-2": ["192.168.180.12/24", "192.168.181.12/24"],
+}
+ENV_FILE = "/etc/sparkinfer/nccl.env"
+NETPLAN_FILE = "/etc/netplan/40-sparkinfer-fabric.yaml"
+TWINS = ["enp1s0f1np1", "enP2p1s0f1np1"]
+
+
+def node(name: str) -> testinfra.host.Host:
+    return testinfra.get_host(f"ansible://{name}?ansible_inventory={os.environ['MOLECULE_INVENTORY_FILE']}")
+
+
+def name_of(host) -> str:
+    return host.check_output("hostname")
+
+
+def environment(host) -> dict[str, str]:
+    lines = host.file(ENV_FILE).content_string.splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_env_file_holds_this_nodes_own_fabric_address(host):
+    own_ip = host.check_output("ip -4 -o addr show dev eth0 | awk '{print $4}' | cut -d/ -f1")
+    assert own_ip == FABRIC_IP[name_of(host)]
+    env_file = host.file(ENV_FILE)
+    assert (env_file.user, env_file.group, env_file.mode) == ("root", "root", 0o644)
+    env = environment(host)
+    assert env["VLLM_HOST_IP"] == env["RAY_NODE_IP_ADDRESS"] == own_ip
+    assert env["MASTER_ADDR"] == FABRIC_IP["nccl-spark-1"]
+    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "UCX_NET_DEVICES"):
+        assert env[name] == "eth0", name
+    # No RoCE HCA in the lab: sockets, and no HCA or GID index to mislead NCCL.
+    assert env["NCCL_IB_DISABLE"] == "1"
+    assert "NCCL_IB_HCA" not in env
+    assert "NCCL_IB_GID_INDEX" not in env
+
+
+def test_netplan_file_addresses_the_twins_and_netplan_accepts_it(host):
+    netplan = host.file(NETPLAN_FILE)
+    assert (netplan.user, netplan.mode) == ("root", 0o600)
+    ethernets = yaml.safe_load(netplan.content_string)["network"]["ethernets"]
+    assert list(ethernets) == TWINS
+    assert [ethernets[twin]["addresses"][0] for twin in TWINS] == NETPLAN_ADDRESSES[name_of(host)]
+    assert {ethernets[twin]["mtu"] for twin in TWINS} == {9000}
+    # The stand-in twins exist, and netplan itself turns the file into networkd units.
+    for twin in TWINS:
+        assert host.interface(twin).exists, twin
+    generated = host.run(
+        "root=$(mktemp -d) && mkdir -p $root/etc/netplan && cp /etc/netplan/*.yaml $root/etc/netplan/ "
+        f"&& netplan generate --root-dir $root && cat $root/run/systemd/network/10-netplan-{TWINS[1]}.network; rm -rf $root"
+    )
+    assert generated.rc == 0, generated.stderr
+    assert f"Address={NETPLAN_ADDRESSES[name_of(host)][1]}" in generated.stdout
+    assert "MTUBytes=9000" in generated.stdout
+
+
+def test_fabric_carries_jumbo_frames_unfragmented_and_nothing_bigger(host):
+    peer = FABRIC_IP["nccl-spark-2" if name_of(host) == "nccl-spark-1" else "nccl-spark-1"]
+    fits = host.run(f"ping -M do -s 8972 -c 2 -W 2 -I eth0 {peer}")
+    assert fits.rc == 0, fits.stdout + fits.stderr
+    too_big = host.run(f"ping -M do -s 8973 -c 1 -W 2 -I eth0 {peer}")
+    assert too_big.rc != 0
+    assert "message too long" in (too_big.stdout + too_big.stderr).lower()
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"nccl_network_allow_socket_fallback": False},
+            "nccl-spark-1 has no RoCE HCA on ConnectX-7 port 1 (sysfs lists no RDMA device). NCCL would fall back to TCP sockets",
+        ),
+        ({"nccl_network_fabric_port": 2}, "nccl_network_fabric_port must be one of: 0, 1"),
+        ({"nccl_network_mtu": 1500}, "eth0 on nccl-spark-1 has MTU 9000, not 1500 (nccl_network_mtu)"),
+        ({"nccl_network_fabric_addresses": ["192.168.180.11"]}, "holds 192.168.180.11; each entry must be an IPv4 address with its prefix length"),
+    ],
+)
+def test_role_refuses_what_would_break_nccl(override, message):
+    code, output = run_role(SCENARIO, override)
+    assert code == 2, output[-2000:]
+    assert message in output, output[-2000:]
+
+
+def test_netplan_refuses_a_bad_file_and_keeps_the_old_one():
+    before = node("nccl-spark-1").file(NETPLAN_FILE).content_string
+    code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.11/99", "192.168.181.11/24"]}, limit="nccl-spark-1")
+    assert code == 2, output[-2000:]
+    assert "failed to validate" in output, output[-2000:]
+    assert node("nccl-spark-1").file(NETPLAN_FILE).content_string == before
+
+
+def test_a_cut_fabric_is_reported_with_the_failing_pair():
+    worker = node("nccl-spark-2")
+    drop = "iptables -I INPUT -i eth0 -p icmp -j DROP"
+    worker.check_output(drop)
+    try:
+        code, output = run_role(SCENARIO, {})
+    finally:
+        worker.check_output(drop.replace("-I", "-D", 1))
+    assert code == 2, output[-2000:]
+    assert "The fabric fails between nccl-spark-1 -> nccl-spark-2 (192.168.177.12" in output, output[-2000:]
+
+
+def test_absent_removes_what_present_wrote_and_present_restores_it():
+    code, output = run_role(SCENARIO, {"nccl_network_state": "absent"})
+    assert code == 0, output[-2000:]
+    for name in FABRIC_IP:
+        assert not node(name).file(ENV_FILE).exists
+        assert not node(name).file(NETPLAN_FILE).exists
+    code, output = run_role(SCENARIO, {})
+    assert code == 0, output[-2000:]
+    for name, fabric_ip in FABRIC_IP.items():
+        assert environment(node(name))["VLLM_HOST_IP"] == fabric_ip
