@@ -8,10 +8,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tools=$(cd "$here/../../tools" && pwd)
 repo_name=${SPARKINFER_LAB_NODE_IMAGE:-sparkinfer-lab-node}
-suite=bookworm
 
 hash_of() { (cd "$here" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
-base="$repo_name-base:$(echo "$suite $(hash_of packages.txt)" | sha256sum | cut -c1-16)"
+start=$(date +%s)
+base=$("$tools/debootstrap-base.sh" "$here" "$repo_name-base")
 image="$repo_name:$(echo "$base $(hash_of .)" | sha256sum | cut -c1-16)"
 
 if docker image inspect "$image" >/dev/null 2>&1; then
@@ -19,24 +19,6 @@ if docker image inspect "$image" >/dev/null 2>&1; then
   docker tag "$image" "$repo_name:latest"
   echo "$image"
   exit 0
-fi
-
-start=$(date +%s)
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  mirror=$("$tools/debian-mirror.sh" "$suite")
-  packages=$(grep -v '^#' "$here/packages.txt" | grep -v '^[[:space:]]*$' | paste -sd, -)
-  work=$(mktemp -d /var/tmp/sparkinfer-node-rootfs.XXXXXX)
-  trap 'rm -rf "$work"' EXIT
-  echo "debootstrap $suite from $mirror" >&2
-  debootstrap --variant=minbase --include="$packages" "$suite" "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || {
-    tail -n 40 "$work/debootstrap.log" >&2
-    exit 1
-  }
-  # apt lists, package caches, docs and man pages are not needed in the image.
-  rm -rf "$work"/rootfs/var/lib/apt/lists/* "$work"/rootfs/var/cache/apt/*.bin "$work"/rootfs/var/cache/apt/archives/*.deb \
-    "$work"/rootfs/usr/share/doc/* "$work"/rootfs/usr/share/man/*
-  tar -C "$work/rootfs" -c . | docker import - "$base" >/dev/null
-  echo "debootstrapped $base in $(( $(date +%s) - start ))s" >&2
 fi
 
 docker build -q -t "$image" --build-arg BASE="$base" "$here" >/dev/null

@@ -3,14 +3,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
-"""Pure parsers for the host facts of an NVIDIA DGX Spark (GB10): nvidia-smi and /proc/meminfo.
+"""Pure parsers for the host facts of an NVIDIA DGX Spark (GB10): nvidia-smi, /proc/meminfo, disk space.
 
-No I/O here: callers pass the text a command printed or a file held.
+No I/O here: callers pass the text a command printed or a file held, or the filesystem probe to use.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 # The --query-gpu fields gb10_facts asks for, in order. On GB10 the memory fields print
@@ -141,3 +143,25 @@ def driver_branch(driver_version: str | None) -> str | None:
     if not driver_version:
         return None
     return driver_version.split(".", 1)[0]
+
+
+def nearest_existing_path(path: str, exists: Callable[[str], bool]) -> str:
+    """The path itself if exists() holds for it, else its closest ancestor that exists ("/" at worst).
+
+    A model directory is checked for free space before the role creates it: the filesystem that
+    will hold it is the one of its nearest existing ancestor.
+    """
+    if not path.startswith("/"):
+        raise Gb10ParseError(f"path {path!r} is not absolute")
+    candidate = posixpath.normpath(path)
+    while candidate != "/" and not exists(candidate):
+        candidate = posixpath.dirname(candidate)
+    return candidate
+
+
+def disk_space(block_size: int, blocks: int, blocks_available: int) -> tuple[int, int]:
+    """(free, total) bytes from statvfs fields f_frsize, f_blocks and f_bavail.
+
+    f_bavail, not f_bfree: the blocks reserved for root are not there for the model files.
+    """
+    return blocks_available * block_size, blocks * block_size

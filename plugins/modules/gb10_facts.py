@@ -7,16 +7,22 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: gb10_facts
-short_description: Gather the GPU, driver and unified-memory facts of a DGX Spark (GB10) host
+short_description: Gather the GPU, driver, Docker, unified-memory and disk facts of a DGX Spark (GB10) host
 version_added: 0.1.0
 description:
   - Queries C(nvidia-smi) for every GPU (name, compute capability, driver, PCI bus id, memory fields)
     and for the CUDA version its banner prints, and reads the host's memory from C(/proc/meminfo).
   - On a GB10 the memory fields of C(nvidia-smi) read C([N/A]) because the GPU shares the host's
     unified memory; C(MemAvailable) from C(/proc/meminfo) is then the memory figure to plan with.
+  - Asks the Docker engine for its version, its runtimes (whether the NVIDIA container runtime,
+    C(nvidia), is registered), its default runtime, cgroup driver, storage driver and root
+    directory, through C(docker info --format '{{json .}}').
+  - Measures the free space of the filesystem that holds (or will hold) O(model_path), the path
+    itself when it exists, else its nearest existing ancestor.
   - Returns the facts under C(ansible_facts['sparkinfer_gb10']).
-  - When C(nvidia-smi) is not installed or fails, C(gpus) is empty and C(nvidia_smi_error) says why,
-    so that a play can assert with its own message.
+  - When C(nvidia-smi) is not installed or fails, C(gpus) is empty and C(nvidia_smi_error) says why;
+    when C(docker) is not installed or its daemon does not answer, the Docker facts are empty and
+    C(docker_error) says why; so that a play can assert with its own message.
 author:
   - sparkinfer.cluster developers (@sparkinfer)
 extends_documentation_fragment:
@@ -33,8 +39,21 @@ options:
     description: The file to read memory figures from.
     type: path
     default: /proc/meminfo
+  docker_path:
+    description: The C(docker) client executable, a name looked up on the PATH or an absolute path.
+    type: str
+    default: docker
+  model_path:
+    description:
+      - The directory the model weights live in (or will live in). Its free space, or that of its
+        nearest existing ancestor, is returned as C(disk_free_bytes).
+      - Must be an absolute path.
+    type: path
+    default: /opt/sparkinfer/models
 notes:
   - Commands run with C(LC_ALL=C) so that their output parses the same everywhere.
+  - C(docker info) needs access to the Docker socket; run the module as root (C(become)) or as a
+    member of the C(docker) group, or C(docker_error) reports the permission error.
 """
 
 EXAMPLES = r"""
@@ -45,6 +64,17 @@ EXAMPLES = r"""
   ansible.builtin.assert:
     that:
       - ansible_facts['sparkinfer_gb10']['gpus'] | map(attribute='name') | list == ['NVIDIA GB10']
+
+- name: Gather the facts, measuring the disk that will hold the models
+  sparkinfer.cluster.gb10_facts:
+    model_path: /srv/models
+
+- name: Fail unless Docker can start GPU containers and 200 GiB are free for the weights
+  ansible.builtin.assert:
+    that:
+      - ansible_facts['sparkinfer_gb10']['docker_error'] is none
+      - ansible_facts['sparkinfer_gb10']['docker_nvidia_runtime']
+      - ansible_facts['sparkinfer_gb10']['disk_free_bytes'] >= 200 * 1024 ** 3
 """
 
 RETURN = r"""
@@ -112,6 +142,71 @@ ansible_facts:
           type: str
           returned: always
           sample: aarch64
+        docker_version:
+          description: The Docker engine's version (C(ServerVersion)), or null when no daemon answered.
+          type: str
+          returned: always
+          sample: 28.3.2
+        docker_runtimes:
+          description: The names of the OCI runtimes the Docker engine has registered, sorted.
+          type: list
+          elements: str
+          returned: always
+          sample: [io.containerd.runc.v2, nvidia, runc]
+        docker_nvidia_runtime:
+          description:
+            - True when the engine has the NVIDIA container runtime registered as C(nvidia), as
+              C(nvidia-ctk runtime configure --runtime=docker) does.
+          type: bool
+          returned: always
+          sample: true
+        docker_nvidia_runtime_path:
+          description: The executable the C(nvidia) runtime runs, or null without that runtime.
+          type: str
+          returned: always
+          sample: nvidia-container-runtime
+        docker_default_runtime:
+          description: The engine's default runtime (C(DefaultRuntime)), or null when no daemon answered.
+          type: str
+          returned: always
+          sample: runc
+        docker_cgroup_driver:
+          description: The engine's cgroup driver (C(CgroupDriver)), such as C(systemd) or C(cgroupfs).
+          type: str
+          returned: always
+          sample: systemd
+        docker_storage_driver:
+          description: The engine's storage driver (C(Driver)), such as C(overlay2).
+          type: str
+          returned: always
+          sample: overlay2
+        docker_root_dir:
+          description: The engine's data directory (C(DockerRootDir)), where images are stored.
+          type: str
+          returned: always
+          sample: /var/lib/docker
+        docker_error:
+          description:
+            - Why no Docker facts could be read (client not installed, daemon not running, no
+              permission on its socket), or null.
+          type: str
+          returned: always
+          sample: null
+        disk_path_checked:
+          description: The path whose filesystem was measured, O(model_path) or its nearest existing ancestor.
+          type: str
+          returned: always
+          sample: /opt
+        disk_free_bytes:
+          description: Bytes available to unprivileged users on the filesystem of C(disk_path_checked).
+          type: int
+          returned: always
+          sample: 3630286192640
+        disk_total_bytes:
+          description: Size in bytes of the filesystem of C(disk_path_checked).
+          type: int
+          returned: always
+          sample: 3936819273728
 """
 
 import os
@@ -119,10 +214,18 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info import (
+    DOCKER_INFO_ARGS,
+    DockerInfo,
+    DockerInfoParseError,
+    parse_docker_info,
+)
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     GPU_QUERY_FIELDS,
     Gb10ParseError,
+    disk_space,
     driver_branch,
+    nearest_existing_path,
     parse_gpu_query_csv,
     parse_meminfo,
     parse_smi_banner,
@@ -133,8 +236,8 @@ class Gb10Facts:
     def __init__(self, module: AnsibleModule) -> None:
         self.module = module
 
-    def _run(self, smi: str, *args: str) -> tuple[int, str, str]:
-        return self.module.run_command([smi, *args], environ_update={"LC_ALL": "C"})
+    def _run(self, executable: str, *args: str) -> tuple[int, str, str]:
+        return self.module.run_command([executable, *args], environ_update={"LC_ALL": "C"})
 
     def gpu_facts(self) -> dict:
         facts: dict = {"gpus": [], "driver_version": None, "driver_branch": None, "cuda_version": None}
@@ -170,12 +273,68 @@ class Gb10Facts:
             self.module.fail_json(msg=f"cannot read {path}: {exc}")
         return {"memory_total_kib": meminfo["MemTotal"], "memory_available_kib": meminfo["MemAvailable"]}
 
+    def docker_facts(self) -> dict:
+        facts: dict = {
+            "docker_version": None,
+            "docker_runtimes": [],
+            "docker_nvidia_runtime": False,
+            "docker_nvidia_runtime_path": None,
+            "docker_default_runtime": None,
+            "docker_cgroup_driver": None,
+            "docker_storage_driver": None,
+            "docker_root_dir": None,
+        }
+        name = self.module.params["docker_path"]
+        docker = self.module.get_bin_path(name)
+        if docker is None:
+            facts["docker_error"] = f"{name} not found: the Docker engine is not installed"
+            return facts
+        rc, out, err = self._run(docker, *DOCKER_INFO_ARGS)
+        info: DockerInfo | None = None
+        try:
+            info = parse_docker_info(out)
+        except DockerInfoParseError:
+            if rc == 0:
+                raise
+        if rc != 0 or info is None or not info.answered:
+            # A client that reaches no daemon still prints its JSON (empty ServerVersion); the
+            # reason is in ServerErrors (older clients) or on stderr (newer ones).
+            reason = "; ".join(info.server_errors) if info is not None and info.server_errors else (err or out).strip()
+            facts["docker_error"] = f"{docker} info got no answer from the Docker daemon (rc={rc}): {reason or 'no reason printed'}"
+            return facts
+        facts.update(
+            docker_version=info.server_version,
+            docker_runtimes=list(info.runtimes),
+            docker_nvidia_runtime=info.nvidia_runtime,
+            docker_nvidia_runtime_path=info.nvidia_runtime_path,
+            docker_default_runtime=info.default_runtime,
+            docker_cgroup_driver=info.cgroup_driver,
+            docker_storage_driver=info.storage_driver,
+            docker_root_dir=info.root_dir,
+            docker_error=None,
+        )
+        return facts
+
+    def disk_facts(self) -> dict:
+        model_path = self.module.params["model_path"]
+        if not os.path.isabs(model_path):
+            self.module.fail_json(msg=f"model_path must be an absolute path, not {model_path!r}")
+        checked = nearest_existing_path(model_path, os.path.exists)
+        try:
+            stat = os.statvfs(checked)
+        except OSError as exc:
+            self.module.fail_json(msg=f"cannot measure the free space at {checked}: {exc}")
+        free, total = disk_space(stat.f_frsize, stat.f_blocks, stat.f_bavail)
+        return {"disk_path_checked": checked, "disk_free_bytes": free, "disk_total_bytes": total}
+
     def gather(self) -> dict:
         facts = self.gpu_facts()
         facts.update(self.memory_facts())
         gpus = facts["gpus"]
         facts["unified_memory"] = bool(gpus) and all(gpu["memory_total_mib"] is None for gpu in gpus)
         facts["architecture"] = platform.machine() or os.uname().machine
+        facts.update(self.docker_facts())
+        facts.update(self.disk_facts())
         return facts
 
 
@@ -184,13 +343,15 @@ def main() -> None:
         argument_spec={
             "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
             "meminfo_path": {"type": "path", "default": "/proc/meminfo"},
+            "docker_path": {"type": "str", "default": "docker"},
+            "model_path": {"type": "path", "default": "/opt/sparkinfer/models"},
         },
         supports_check_mode=True,
     )
     try:
         facts = Gb10Facts(module).gather()
-    except Gb10ParseError as exc:
-        module.fail_json(msg=f"cannot parse the host's GPU or memory facts: {exc}")
+    except (Gb10ParseError, DockerInfoParseError) as exc:
+        module.fail_json(msg=f"cannot parse the host's GPU, Docker, memory or disk facts: {exc}")
     module.exit_json(changed=False, ansible_facts={"sparkinfer_gb10": facts})
 
 

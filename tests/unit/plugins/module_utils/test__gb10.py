@@ -8,7 +8,9 @@ import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     Gb10ParseError,
+    disk_space,
     driver_branch,
+    nearest_existing_path,
     parse_gpu_query_csv,
     parse_meminfo,
     parse_smi_banner,
@@ -93,3 +95,32 @@ def test_meminfo_without_memavailable_is_refused():
 @pytest.mark.parametrize(("version", "branch"), [("580.95.05", "580"), ("590.44.01", "590"), (None, None), ("", None)])
 def test_driver_branch(version, branch):
     assert driver_branch(version) == branch
+
+
+@pytest.mark.parametrize(
+    ("path", "existing", "checked"),
+    [
+        ("/opt/sparkinfer/models", {"/opt/sparkinfer/models", "/opt/sparkinfer", "/opt"}, "/opt/sparkinfer/models"),
+        ("/opt/sparkinfer/models", {"/opt"}, "/opt"),
+        ("/opt/sparkinfer/models/", {"/opt/sparkinfer"}, "/opt/sparkinfer"),
+        ("/srv/a/../models", {"/srv"}, "/srv"),
+        ("/nothing/here", set(), "/"),
+        ("/", set(), "/"),
+    ],
+)
+def test_nearest_existing_path(path, existing, checked):
+    assert nearest_existing_path(path, existing.__contains__) == checked
+
+
+def test_nearest_existing_path_on_the_real_filesystem(tmp_path):
+    assert nearest_existing_path(str(tmp_path / "models" / "qwen"), lambda candidate: Path(candidate).exists()) == str(tmp_path)
+
+
+def test_relative_path_is_refused():
+    with pytest.raises(Gb10ParseError, match="not absolute"):
+        nearest_existing_path("models", lambda _candidate: True)
+
+
+def test_disk_space_counts_what_unprivileged_users_may_use():
+    # f_frsize 4096, f_blocks 1000, f_bavail 250 (f_bfree, with root's reserve, is not used).
+    assert disk_space(4096, 1000, 250) == (1024000, 4096000)

@@ -1,11 +1,13 @@
-"""gb10_facts end to end in-process, fed real GB10 outputs (fixtures/gb10/SOURCES.md)."""
+"""gb10_facts end to end in-process, fed real GB10 and Docker outputs (fixtures/gb10/SOURCES.md)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info import DOCKER_INFO_ARGS
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import GPU_QUERY_FIELDS
 from ansible_collections.sparkinfer.cluster.plugins.modules import gb10_facts
 
@@ -14,6 +16,8 @@ from .module_harness import FakeCommands, ModuleFail, run_module
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "gb10"
 SMI = "/usr/bin/nvidia-smi"
 QUERY = (SMI, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
+DOCKER = "/usr/bin/docker"
+DOCKER_INFO = (DOCKER, *DOCKER_INFO_ARGS)
 MEMINFO = str(FIXTURES / "meminfo-debian12-x86_64-lab-host.txt")
 
 
@@ -21,19 +25,29 @@ def fixture(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
 
 
-def real_gb10() -> FakeCommands:
+def real_gb10(docker_info: str = "docker-info-20.10.24-lab-node-nvidia-runtime.json") -> FakeCommands:
     return FakeCommands(
         {
             QUERY: (0, fixture("query-index-name-memory-csv.txt"), ""),
             (SMI,): (0, fixture("nvidia-smi-580.173.02-plain.txt"), ""),
+            DOCKER_INFO: (0, fixture(docker_info), ""),
         }
     )
 
 
+@pytest.fixture
+def args(tmp_path) -> dict:
+    return {"meminfo_path": MEMINFO, "model_path": str(tmp_path / "models")}
+
+
+def gb10_facts_of(args: dict, commands: FakeCommands, **kwargs) -> dict:
+    return run_module(gb10_facts.main, args, commands, **kwargs)["ansible_facts"]["sparkinfer_gb10"]
+
+
 @pytest.mark.parametrize("check_mode", [False, True])
-def test_facts_of_a_gb10(check_mode):
+def test_facts_of_a_gb10(args, tmp_path, check_mode):
     commands = real_gb10()
-    result = run_module(gb10_facts.main, {"meminfo_path": MEMINFO, "_ansible_check_mode": check_mode}, commands)
+    result = run_module(gb10_facts.main, {**args, "_ansible_check_mode": check_mode}, commands)
     facts = result["ansible_facts"]["sparkinfer_gb10"]
     assert result["changed"] is False
     assert [gpu["name"] for gpu in facts["gpus"]] == ["NVIDIA GB10"]
@@ -42,41 +56,134 @@ def test_facts_of_a_gb10(check_mode):
     assert facts["unified_memory"] is True
     assert facts["memory_total_kib"] == 24683584
     assert facts["nvidia_smi_error"] is None
-    assert commands.calls == [QUERY, (SMI,)]
+    assert commands.calls == [QUERY, (SMI,), DOCKER_INFO]
+    assert {key: value for key, value in facts.items() if key.startswith("docker_")} == {
+        "docker_version": "20.10.24+dfsg1",
+        "docker_runtimes": ["io.containerd.runc.v2", "io.containerd.runtime.v1.linux", "nvidia", "runc"],
+        "docker_nvidia_runtime": True,
+        "docker_nvidia_runtime_path": "nvidia-container-runtime",
+        "docker_default_runtime": "runc",
+        "docker_cgroup_driver": "cgroupfs",
+        "docker_storage_driver": "vfs",
+        "docker_root_dir": "/var/lib/docker",
+        "docker_error": None,
+    }
+    # The model directory does not exist yet: its nearest existing ancestor is measured.
+    stat = os.statvfs(tmp_path)
+    assert facts["disk_path_checked"] == str(tmp_path)
+    assert facts["disk_total_bytes"] == stat.f_blocks * stat.f_frsize
+    assert 0 < facts["disk_free_bytes"] <= facts["disk_total_bytes"]
 
 
-def test_missing_nvidia_smi_is_reported_not_raised():
-    result = run_module(gb10_facts.main, {"meminfo_path": MEMINFO}, FakeCommands({}), bin_paths={"nvidia-smi": None})
-    facts = result["ansible_facts"]["sparkinfer_gb10"]
+def test_engine_without_the_nvidia_runtime(args):
+    facts = gb10_facts_of(args, real_gb10("docker-info-client-28.2.2-server-20.10.24-lab-host.json"))
+    assert facts["docker_error"] is None
+    assert facts["docker_nvidia_runtime"] is False
+    assert facts["docker_nvidia_runtime_path"] is None
+    assert facts["docker_storage_driver"] == "overlay2"
+
+
+def test_existing_model_directory_is_measured_itself(args, tmp_path):
+    (tmp_path / "models").mkdir()
+    assert gb10_facts_of(args, real_gb10())["disk_path_checked"] == str(tmp_path / "models")
+
+
+def test_missing_nvidia_smi_is_reported_not_raised(args):
+    commands = FakeCommands({DOCKER_INFO: (0, fixture("docker-info-20.10.24-lab-node-nvidia-runtime.json"), "")})
+    facts = gb10_facts_of(args, commands, bin_paths={"nvidia-smi": None})
     assert facts["gpus"] == []
     assert facts["unified_memory"] is False
     assert facts["nvidia_smi_error"] == "nvidia-smi not found: the NVIDIA driver is not installed"
+    assert facts["docker_nvidia_runtime"] is True
 
 
-def test_failing_query_is_reported_with_its_output():
-    commands = FakeCommands({QUERY: (9, "", "NVIDIA-SMI has failed because it couldn't communicate with the driver")})
-    facts = run_module(gb10_facts.main, {"meminfo_path": MEMINFO}, commands)["ansible_facts"]["sparkinfer_gb10"]
+def test_failing_query_is_reported_with_its_output(args):
+    commands = real_gb10()
+    commands.answers[QUERY] = (9, "", "NVIDIA-SMI has failed because it couldn't communicate with the driver")
+    facts = gb10_facts_of(args, commands)
     assert facts["gpus"] == []
     assert facts["nvidia_smi_error"].endswith("rc=9: NVIDIA-SMI has failed because it couldn't communicate with the driver")
 
 
-def test_failing_banner_is_reported():
+def test_failing_banner_is_reported(args):
     commands = real_gb10()
     commands.answers[(SMI,)] = (6, "No devices were found", "")
-    facts = run_module(gb10_facts.main, {"meminfo_path": MEMINFO}, commands)["ansible_facts"]["sparkinfer_gb10"]
-    assert facts["nvidia_smi_error"] == f"{SMI} failed with rc=6: No devices were found"
+    assert gb10_facts_of(args, commands)["nvidia_smi_error"] == f"{SMI} failed with rc=6: No devices were found"
 
 
-def test_unparsable_output_fails_with_the_reason():
+def test_missing_docker_is_reported_not_raised(args):
+    commands = real_gb10()
+    facts = gb10_facts_of(args, commands, bin_paths={"docker": None})
+    assert facts["docker_error"] == "docker not found: the Docker engine is not installed"
+    assert (facts["docker_version"], facts["docker_runtimes"], facts["docker_nvidia_runtime"]) == (None, [], False)
+    assert DOCKER_INFO not in commands.calls
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        # docker.io 20.10 exits 0 and puts the reason in ServerErrors.
+        (
+            (0, fixture("docker-info-20.10.24-daemon-down.json"), ""),
+            "(rc=0): Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+        ),
+        (
+            (0, fixture("docker-info-20.10.24-permission-denied.json"), ""),
+            "(rc=0): permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock",
+        ),
+        # docker 28 exits 1, prints its JSON with empty server fields and the reason on stderr.
+        (
+            (1, fixture("docker-info-28.2.2-daemon-down.json"), fixture("docker-info-28.2.2-daemon-down.stderr.txt")),
+            "(rc=1): Cannot connect to the Docker daemon at unix:///tmp/gb10cap/nonexistent.sock. Is the docker daemon running?",
+        ),
+        # A failing client that printed no JSON at all.
+        ((1, "", fixture("docker-info-28.2.2-daemon-down.stderr.txt")), "(rc=1): Cannot connect to the Docker daemon at unix:///tmp/gb10cap"),
+        ((1, "", ""), "(rc=1): no reason printed"),
+    ],
+)
+def test_docker_daemon_not_answering_is_reported_not_raised(args, answer, reason):
+    commands = real_gb10()
+    commands.answers[DOCKER_INFO] = answer
+    facts = gb10_facts_of(args, commands)
+    assert facts["docker_error"].startswith(f"{DOCKER} info got no answer from the Docker daemon {reason}")
+    assert (facts["docker_version"], facts["docker_runtimes"], facts["docker_nvidia_runtime"]) == (None, [], False)
+    assert facts["gpus"]  # the GPU facts are still there
+
+
+def test_unparsable_output_fails_with_the_reason(args):
     commands = real_gb10()
     commands.answers[(SMI,)] = (0, fixture("query-name-driver-csv.txt"), "")
     with pytest.raises(ModuleFail) as failure:
-        run_module(gb10_facts.main, {"meminfo_path": MEMINFO}, commands)
-    assert "cannot parse the host's GPU or memory facts: nvidia-smi output has no" in failure.value.result["msg"]
+        run_module(gb10_facts.main, args, commands)
+    assert "cannot parse the host's GPU, Docker, memory or disk facts: nvidia-smi output has no" in failure.value.result["msg"]
 
 
-def test_unreadable_meminfo_fails_naming_the_file(tmp_path):
+def test_docker_succeeding_without_its_document_fails_with_the_reason(args):
+    commands = real_gb10()
+    commands.answers[DOCKER_INFO] = (0, fixture("docker-info-28.2.2-daemon-down.stderr.txt"), "")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, args, commands)
+    assert "Docker, memory or disk facts: docker info printed no JSON document: 'Cannot connect" in failure.value.result["msg"]
+
+
+def test_unreadable_meminfo_fails_naming_the_file(args, tmp_path):
     missing = str(tmp_path / "meminfo")
     with pytest.raises(ModuleFail) as failure:
-        run_module(gb10_facts.main, {"meminfo_path": missing}, real_gb10())
+        run_module(gb10_facts.main, {**args, "meminfo_path": missing}, real_gb10())
     assert failure.value.result["msg"].startswith(f"cannot read {missing}:")
+
+
+def test_relative_model_path_fails(args):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, {**args, "model_path": "models"}, real_gb10())
+    assert failure.value.result["msg"] == "model_path must be an absolute path, not 'models'"
+
+
+def test_unmeasurable_disk_fails_naming_the_path(args, tmp_path, monkeypatch):
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(gb10_facts.os, "statvfs", refuse)
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, args, real_gb10())
+    assert failure.value.result["msg"].startswith(f"cannot measure the free space at {tmp_path}: ")
