@@ -1,0 +1,70 @@
+"""The serve filters: the module_utils results, keyword arguments as Jinja passes them, AnsibleFilterError on bad input."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.filter.serve import FilterModule, vllm_memory_plan, vllm_serve_argv, vllm_serve_env
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import memory_plan_message, plan_memory
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv, build_env
+
+SPEC = {
+    "model": "/models/Qwen3.5-122B-A10B-FP8",
+    "tensor_parallel_size": 2,
+    "distributed_executor_backend": "mp",
+    "gpu_memory_utilization": 0.7,
+    "api_key": "sk-test",
+}
+SPARKS = [
+    {"name": "spark-1", "mem_available_kib": 125304832, "mem_total_kib": 127601452},
+    {"name": "spark-2", "mem_available_kib": 125304832, "mem_total_kib": 127601452},
+]
+
+
+def test_filters_are_registered():
+    assert FilterModule().filters() == {"vllm_serve_argv": vllm_serve_argv, "vllm_serve_env": vllm_serve_env, "vllm_memory_plan": vllm_memory_plan}
+
+
+def test_argv_filter_takes_the_rank_as_keywords():
+    rank = {"nnodes": 2, "node_rank": 1, "master_addr": "192.168.177.11"}
+    assert vllm_serve_argv(SPEC, **rank) == build_argv(SPEC, rank)
+    assert vllm_serve_argv(SPEC, nnodes=2, node_rank=1, master_addr="192.168.177.11")[-1] == "--headless"
+    assert vllm_serve_argv(SPEC) == build_argv(SPEC)
+
+
+def test_argv_filter_error_names_the_filter_and_key():
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_argv: serve spec: distributed_executor_backend must be one of ray, mp"):
+        vllm_serve_argv({**SPEC, "distributed_executor_backend": "nccl"})
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_argv: rank context: headless is True on node_rank 0"):
+        vllm_serve_argv(SPEC, nnodes=2, node_rank=0, master_addr="192.168.177.11", headless=True)
+
+
+def test_env_filter():
+    assert vllm_serve_env(SPEC) == {"VLLM_API_KEY": "sk-test"} == build_env(SPEC)
+    assert vllm_serve_env(SPEC, "sagemaker")["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "2"
+    assert vllm_serve_env(SPEC, profile="vllm", nnodes=2, node_rank=1, master_addr="192.168.177.11") == {"VLLM_API_KEY": "sk-test"}
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_env: env profile sagemaker: no variable for nnodes"):
+        vllm_serve_env(SPEC, "sagemaker", nnodes=2, master_addr="192.168.177.11")
+
+
+def test_memory_plan_filter_adds_the_message():
+    plan = vllm_memory_plan(119_000_000_000, nodes=SPARKS[:1], gpu_memory_utilization=0.7)
+    expected = plan_memory(119_000_000_000, SPARKS[:1], 0.7)
+    assert plan["message"] == memory_plan_message(expected)
+    assert {key: value for key, value in plan.items() if key != "message"} == expected
+    assert plan["fits"] is False
+    assert "serve it across 2 nodes like spark-1 with --tensor-parallel-size 2" in plan["message"]
+    assert vllm_memory_plan(119_000_000_000, nodes=SPARKS, gpu_memory_utilization=0.7, tensor_parallel_size=2)["fits"] is True
+
+
+def test_memory_plan_filter_startup_check_can_be_switched_off():
+    assert vllm_memory_plan(119_000_000_000, nodes=SPARKS[:1], gpu_memory_utilization=0.96)["fits"] is False
+    assert vllm_memory_plan(119_000_000_000, nodes=SPARKS[:1], gpu_memory_utilization=0.96, startup_free_gib=None)["fits"] is True
+
+
+def test_memory_plan_filter_errors():
+    with pytest.raises(AnsibleFilterError, match=r"vllm_memory_plan: memory plan: gpu_memory_utilization must be in \(0, 1\], got 1.5"):
+        vllm_memory_plan(1, nodes=SPARKS, gpu_memory_utilization=1.5)
+    with pytest.raises(AnsibleFilterError, match=r"vllm_memory_plan: memory plan: nodes must be a non-empty list"):
+        vllm_memory_plan(1, gpu_memory_utilization=0.5)
