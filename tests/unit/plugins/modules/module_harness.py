@@ -47,6 +47,18 @@ class FakeCommands:
         return self.answers[argv]
 
 
+class RecordingCommands(FakeCommands):
+    """FakeCommands that also keeps the keyword arguments of each call (the environment)."""
+
+    def __init__(self, answers: dict[tuple[str, ...], tuple[int, str, str]]) -> None:
+        super().__init__(answers)
+        self.kwargs: list[dict[str, Any]] = []
+
+    def __call__(self, args: list[str], **kwargs: Any) -> tuple[int, str, str]:
+        self.kwargs.append(kwargs)
+        return super().__call__(args, **kwargs)
+
+
 def run_module(
     main: Callable[[], None],
     args: dict[str, Any],

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.modules import nccl_perf
 
-from .module_harness import FakeCommands, ModuleFail, run_module
+from .module_harness import FakeCommands, ModuleFail, RecordingCommands, run_module
 
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "nccl"
 ARGV = [
@@ -38,18 +37,6 @@ def fixture(name: str) -> str:
 
 def wrapped(argv: list[str], timeout: int = 600) -> tuple[str, ...]:
     return (TIMEOUT, "--kill-after=10", str(timeout), *argv)
-
-
-class RecordingCommands(FakeCommands):
-    """FakeCommands that also keeps the keyword arguments of each call (the environment)."""
-
-    def __init__(self, answers: dict[tuple[str, ...], tuple[int, str, str]]) -> None:
-        super().__init__(answers)
-        self.kwargs: list[dict[str, Any]] = []
-
-    def __call__(self, args: list[str], **kwargs: Any) -> tuple[int, str, str]:
-        self.kwargs.append(kwargs)
-        return super().__call__(args, **kwargs)
 
 
 def test_a_passing_run_returns_its_facts_and_the_environment_it_ran_with():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
 import pytest
@@ -12,7 +11,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.sparkinfer.cluster.plugins.modules import ray_cluster_info
 
-from .module_harness import FakeCommands, ModuleFail, run_module
+from .module_harness import FakeCommands, ModuleFail, RecordingCommands, run_module
 
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "ray"
 DOCKER = "/usr/bin/docker"
@@ -38,18 +37,6 @@ def cluster(case: str, nodes: str | None = None) -> FakeCommands:
             NODES: (0, fixture(f"2.60.0-{nodes or case}.nodes-json.json"), ""),
         }
     )
-
-
-class RecordingCommands(FakeCommands):
-    """FakeCommands that also keeps the keyword arguments of each call (the environment)."""
-
-    def __init__(self, answers: dict[tuple[str, ...], tuple[int, str, str]]) -> None:
-        super().__init__(answers)
-        self.kwargs: list[dict[str, Any]] = []
-
-    def __call__(self, args: list[str], **kwargs: Any) -> tuple[int, str, str]:
-        self.kwargs.append(kwargs)
-        return super().__call__(args, **kwargs)
 
 
 @pytest.mark.parametrize("check_mode", [False, True])
