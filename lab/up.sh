@@ -35,7 +35,7 @@ start_node() {
   docker run -d --name "$name" --hostname "$name" --label sparkinfer-lab=1 \
     --network "$SPARKINFER_LAB_MGMT_NET" --ip "$(lab_mgmt_ip "$i")" \
     "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-    --cgroupns=host --tmpfs /run --tmpfs /run/lock -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+    --shm-size 2g --cgroupns=host --tmpfs /run --tmpfs /run/lock -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
     -v "$name-docker:/var/lib/docker" \
     "$image" >/dev/null
   docker network connect --ip "$(lab_fabric_ip "$i")" "$SPARKINFER_LAB_FABRIC_NET" "$name"

@@ -51,32 +51,45 @@ class FileLog:
         return None
 
 
+def _stream_lines(text: str) -> list[str]:
+    """A stream's complete lines. Split on newlines only: a progress bar's carriage returns stay
+    inside the one line that Docker gave a timestamp."""
+    return text.split("\n")[:-1]
+
+
+def _timestamp(line: str) -> str:
+    """The RFC 3339 timestamp `docker logs --timestamps` puts before each line (fixed width)."""
+    return line.split(" ", 1)[0]
+
+
 class ContainerLog:
-    """A container's log via `docker logs --timestamps` (stdout and stderr merged by time)."""
+    """A container's log via `docker logs --timestamps`: stdout and stderr, each followed on its own,
+    their new lines merged by time."""
 
     def __init__(self, run: Callable[[list[str]], tuple[int, str, str]], docker: str, name: str) -> None:
         self._run = run
         self.docker = docker
         self.name = name
-        self._seen = 0
+        self._seen_out = 0
+        self._seen_err = 0
 
-    def _all_lines(self) -> list[str]:
+    def _streams(self) -> tuple[list[str], list[str]]:
         rc, out, err = self._run([self.docker, "logs", "--timestamps", self.name])
         if rc != 0:
             raise LogSourceError(f"docker logs {self.name} failed (rc={rc}): {err.strip() or out.strip()}")
-        lines = out.splitlines() + err.splitlines()
-        # Each line starts with an RFC 3339 timestamp: sorting restores the order across streams.
-        lines.sort(key=lambda line: line[:35])
-        return lines
+        return _stream_lines(out), _stream_lines(err)
 
     def read_new(self) -> list[str]:
-        lines = self._all_lines()
-        new = lines[self._seen :]
-        self._seen = len(lines)
-        return new
+        out, err = self._streams()
+        # A line of one stream can be older than a line of the other already read: only each
+        # stream's own order is final, so each keeps its own count.
+        new = out[self._seen_out :] + err[self._seen_err :]
+        self._seen_out, self._seen_err = len(out), len(err)
+        return sorted(new, key=_timestamp)
 
     def stream(self) -> Iterator[str]:
-        yield from self._all_lines()
+        out, err = self._streams()
+        yield from sorted(out + err, key=_timestamp)
 
     def state(self) -> dict[str, Any] | None:
         rc, out, err = self._run([self.docker, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", self.name])

@@ -1,4 +1,4 @@
-"""Run the scenario's role again from a verifier, with overrides, as a user would run it."""
+"""Run the scenario's role, or a playbook of the collection, again from a verifier, with overrides, as a user would."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 def run_role(scenario: str, extra_vars: dict[str, Any], limit: str | None = None) -> tuple[int, str]:
     """Run the shared converge for `scenario` with extra vars; return its exit code and output on one line."""
-    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], str(CONVERGE), "-e", json.dumps(extra_vars)]
+    return run_playbook(CONVERGE, extra_vars, limit, scenario=scenario)
+
+
+def run_playbook(playbook: Path, extra_vars: dict[str, Any], limit: str | None = None, *, scenario: str = "") -> tuple[int, str]:
+    """Run a playbook against the scenario's inventory; return its exit code and output on one line."""
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], str(playbook), "-e", json.dumps(extra_vars)]
     if limit:
         argv += ["--limit", limit]
     run = subprocess.run(

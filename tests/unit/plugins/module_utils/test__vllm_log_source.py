@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
@@ -51,3 +54,27 @@ def test_container_that_docker_cannot_inspect():
     log = ContainerLog(lambda argv: (1, "", "Error: No such object: vllm"), "docker", "vllm")
     with pytest.raises(LogSourceError, match="docker inspect vllm failed \\(rc=1\\): Error: No such object: vllm"):
         log.state()
+
+
+def real_streams() -> tuple[str, str]:
+    fixtures = Path(__file__).parent / "fixtures" / "docker_logs"
+    return tuple(gzip.decompress((fixtures / f"0.32.0-mp-pp2-rank0.{stream}.txt.gz").read_bytes()).decode() for stream in ("stdout", "stderr"))
+
+
+def written_by(text: str, cutoff: str) -> str:
+    """The part of a stream written up to a time: its lines whose timestamp is not later."""
+    return "".join(line + "\n" for line in text.split("\n")[:-1] if line.split(" ", 1)[0] <= cutoff)
+
+
+def test_container_log_polled_while_vllm_starts_misses_and_repeats_nothing():
+    # A real rank-0 start: uvicorn writes stderr, vLLM stdout, the progress bar has carriage returns.
+    out, err = real_streams()
+    merged = sorted(out.split("\n")[:-1] + err.split("\n")[:-1], key=lambda line: line.split(" ", 1)[0])
+    cutoffs = [line.split(" ", 1)[0] for line in merged[:: max(1, len(merged) // 7)]] + ["9999"]
+    polls = iter([(0, written_by(out, cutoff), written_by(err, cutoff)) for cutoff in cutoffs])
+    log = ContainerLog(lambda argv: next(polls), "docker", "vllm")
+    seen = [line for _ in cutoffs for line in log.read_new()]
+    assert seen == merged
+    assert seen[-1].endswith("INFO:     Application startup complete.")
+    progress = [line for line in seen if "Loading safetensors checkpoint shards" in line]
+    assert progress and all("\r" in line and line[:4] == "2026" for line in progress)
