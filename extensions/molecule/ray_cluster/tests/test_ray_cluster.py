@@ -121,7 +121,7 @@ def test_ray_binds_what_it_lets_us_bind_to_the_fabric_address_and_no_dashboard(n
         # What Ray binds to an address binds to the fabric one (or loopback); the rest Ray binds to all
         # interfaces whatever it is told (its C++ gRPC servers and metrics exporters): see the role's README.
         assert ip in {FABRIC_IP[name], "127.0.0.1", "0.0.0.0"}, (address, process)
-    assert not [address for address, _ in sockets if address.endswith(":8265")], sockets
+    assert not [socket[0] for socket in sockets if socket[0].endswith(":8265")], sockets
     if name == HEAD:
         assert ("0.0.0.0:6379", "gcs_server") in ray
         assert (f"{FABRIC_IP[HEAD]}:10001", "python3") in ray
@@ -135,7 +135,7 @@ def test_a_worker_whose_raylet_stopped_is_restarted_and_joins_again():
     # container running with no raylet; the head marks the node DEAD. A container that runs, but not in the cluster.
     old = raylet(WORKER)["node_id"]
     node(WORKER).check_output("pkill -TERM -x raylet")
-    for _ in range(30):
+    for _attempt in range(30):
         if not raylet(WORKER):
             break
         time.sleep(1)
@@ -170,7 +170,7 @@ def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_on
         # The head's command changed: a new head, so a new session, and the worker restarted to join it.
         assert (changed(output, HEAD), changed(output, WORKER)) == (1, 1)
         assert_cluster_whole()
-        dashboard = [address for address, _ in listeners(HEAD) if address.endswith(":8265")]
+        dashboard = [socket[0] for socket in listeners(HEAD) if socket[0].endswith(":8265")]
         assert dashboard == ["127.0.0.1:8265"]
         nodes = json.loads(node(HEAD).check_output(f"docker exec {CONTAINER} ray list nodes --format json --address {GCS}"))
         alive = {entry["node_ip"]: entry for entry in nodes if entry["state"] == "ALIVE"}

@@ -58,7 +58,8 @@ def test_container_that_docker_cannot_inspect():
 
 def real_streams() -> tuple[str, str]:
     fixtures = Path(__file__).parent / "fixtures" / "docker_logs"
-    return tuple(gzip.decompress((fixtures / f"0.32.0-mp-pp2-rank0.{stream}.txt.gz").read_bytes()).decode() for stream in ("stdout", "stderr"))
+    out, err = (gzip.decompress((fixtures / f"0.32.0-mp-pp2-rank0.{stream}.txt.gz").read_bytes()).decode() for stream in ("stdout", "stderr"))
+    return out, err
 
 
 def written_by(text: str, cutoff: str) -> str:
@@ -73,7 +74,7 @@ def test_container_log_polled_while_vllm_starts_misses_and_repeats_nothing():
     cutoffs = [line.split(" ", 1)[0] for line in merged[:: max(1, len(merged) // 7)]] + ["9999"]
     polls = iter([(0, written_by(out, cutoff), written_by(err, cutoff)) for cutoff in cutoffs])
     log = ContainerLog(lambda argv: next(polls), "docker", "vllm")
-    seen = [line for _ in cutoffs for line in log.read_new()]
+    seen = [line for _poll in cutoffs for line in log.read_new()]
     assert seen == merged
     assert seen[-1].endswith("INFO:     Application startup complete.")
     progress = [line for line in seen if "Loading safetensors checkpoint shards" in line]

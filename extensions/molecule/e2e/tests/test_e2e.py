@@ -1,0 +1,103 @@
+"""Verify the whole chain on two lab nodes: served across both, status table, validation, refusals, teardown.
+
+The tests run in file order; the teardown test is last and leaves the nodes without a server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import testinfra
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from role_runs import run_playbook
+
+PLAYBOOKS = Path(__file__).resolve().parents[4] / "playbooks"
+HEAD_IP, WORKER_IP = "192.168.183.11", "192.168.183.12"
+ENDPOINT = f"http://{HEAD_IP}:8000"
+KEY_FILE = Path.home() / ".config" / "sparkinfer" / "e2e-spark-1-vllm-api-key"
+
+
+def node(name: str) -> testinfra.host.Host:
+    return testinfra.get_host(f"ansible://{name}?ansible_inventory={os.environ['MOLECULE_INVENTORY_FILE']}", sudo=True)
+
+
+def post_chat(host, key: str) -> tuple[int, dict]:
+    body = {"model": "tiny-qwen3-moe", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 4}
+    script = (
+        "import json, urllib.request, urllib.error\n"
+        f"request = urllib.request.Request({ENDPOINT + '/v1/chat/completions'!r}, data={json.dumps(body).encode()!r},"
+        f" headers={{'Authorization': 'Bearer {key}', 'Content-Type': 'application/json'}})\n"
+        "try:\n"
+        "    response = urllib.request.urlopen(request, timeout=120)\n"
+        "    print(response.status); print(response.read().decode())\n"
+        "except urllib.error.HTTPError as exc:\n"
+        "    print(exc.code); print(json.dumps({'error': exc.read().decode()}))\n"
+    )
+    status, answer = host.check_output(f"python3 -c {shlex.quote(script)}").split("\n", 1)
+    return int(status), json.loads(answer)
+
+
+def test_the_worker_node_gets_a_chat_completion_from_the_endpoint():
+    status, answer = post_chat(node("e2e-spark-2"), KEY_FILE.read_text(encoding="utf-8").split()[0])
+    assert status == 200, answer
+    assert answer["choices"] and answer["usage"]["completion_tokens"] > 0
+
+
+def test_both_nodes_hold_one_image_and_run_ray_and_a_vllm_rank():
+    ids = {node(name).check_output("docker image inspect --format '{{.Id}}' sparkinfer-lab-vllm:latest") for name in ("e2e-spark-1", "e2e-spark-2")}
+    assert len(ids) == 1
+    for name in ("e2e-spark-1", "e2e-spark-2"):
+        running = node(name).check_output("docker ps --format '{{.Names}}'").split()
+        assert sorted(running) == ["sparkinfer-ray", "sparkinfer-vllm"]
+    follower_args = json.loads(node("e2e-spark-2").check_output("docker inspect --format '{{json .Args}}' sparkinfer-vllm"))
+    assert follower_args[-1] == "--headless"
+
+
+def test_status_prints_one_table_for_the_cluster():
+    code, output = run_playbook(PLAYBOOKS / "status.yml", {})
+    assert code == 0, output[-3000:]
+    assert "Cluster of e2e-spark-1 (2 nodes)" in output
+    assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +running +ALIVE", output), output[-3000:]
+    assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +running +ALIVE", output), output[-3000:]
+    assert "Ray: 2 alive, 0 dead" in output
+    assert "vLLM: 0.32.0, Qwen3MoeForCausalLM, quantization None, tp 1 x pp 2, max_model_len 512, ready at ready" in output
+    assert f"Endpoint: {ENDPOINT}/v1 serving tiny-qwen3-moe" in output
+    assert re.search(r"Seconds per stage: starting=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
+    assert re.search(r"changed=0 +unreachable=0 +failed=0", output)
+
+
+def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
+    code, output = run_playbook(PLAYBOOKS / "validate_single_node.yml", {})
+    assert code == 0, output[-3000:]
+    assert "Qwen3MoeForCausalLM" in output
+    head = node("e2e-spark-1")
+    assert head.run("docker inspect sparkinfer-vllm-validate").rc == 1
+    assert sorted(head.check_output("docker ps --format '{{.Names}}'").split()) == ["sparkinfer-ray", "sparkinfer-vllm"]
+
+
+def test_the_ray_executor_is_refused_by_vllm_on_cpu_and_classified():
+    extra = {"vllm_serve_executor": "ray", "vllm_serve_container_name": "sparkinfer-vllm-ray", "vllm_serve_port": 8012}
+    try:
+        code, output = run_playbook(PLAYBOOKS / "serve.yml", extra)
+        assert code == 2, output[-3000:]
+        assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in output, output[-3000:]
+        args = json.loads(node("e2e-spark-1").check_output("docker inspect --format '{{json .Args}}' sparkinfer-vllm-ray"))
+        assert args[args.index("--distributed-executor-backend") + 1] == "ray"
+    finally:
+        node("e2e-spark-1").run("docker rm -f sparkinfer-vllm-ray; rm -f /etc/sparkinfer/sparkinfer-vllm-ray.*")
+
+
+def test_teardown_removes_vllm_and_ray_and_keeps_image_and_model():
+    code, output = run_playbook(PLAYBOOKS / "teardown.yml", {})
+    assert code == 0, output[-3000:]
+    for name in ("e2e-spark-1", "e2e-spark-2"):
+        host = node(name)
+        assert host.check_output("docker ps -a --format '{{.Names}}'") == ""
+        assert host.run("docker image inspect sparkinfer-lab-vllm:latest").rc == 0
+        assert host.file("/opt/sparkinfer/models/tiny-qwen3-moe/config.json").exists
