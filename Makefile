@@ -69,7 +69,7 @@ lab-down:
 	lab/down.sh
 
 molecule: lab-image lab-vllm-image
-	molecule test --all
+	tools/molecule-all.sh
 
 # The modules against a real vLLM server (CPU build, tiny generated model) on loopback.
 integration:

@@ -68,7 +68,7 @@ def test_status_prints_one_table_for_the_cluster():
     assert "Ray: 2 alive, 0 dead" in output
     assert "vLLM: 0.32.0, Qwen3MoeForCausalLM, quantization None, tp 1 x pp 2, max_model_len 512, ready at ready" in output
     assert f"Endpoint: {ENDPOINT}/v1 serving tiny-qwen3-moe" in output
-    assert re.search(r"Seconds per stage: starting=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
+    assert re.search(r"Seconds per stage: .*architecture_resolved=[0-9.]+, .*kv_cache_ready=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
     assert re.search(r"changed=0 +unreachable=0 +failed=0", output)
 
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Run every molecule scenario, in two lanes at once: the long scenarios that wait on vLLM and on
+# moving the 2.8 GB lab image overlap the others (most of a scenario's time is spent waiting on
+# Docker and on vLLM, not on both cores). Each scenario's output goes to its own log; the wall time
+# of each is printed, and a failed one's log tail. Exit status: non-zero when any scenario failed.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 1
+logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
+mkdir -p "$logs"
+all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
+# The longest first in each lane, so the lanes end close together.
+lane_a=(e2e vllm_image nccl_network)
+lane_b=(vllm_serve ray_cluster gb10_host)
+listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
+if [ "$listed" != "$all" ]; then
+  echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2
+  exit 1
+fi
+
+run_lane() {
+  local scenario start code
+  for scenario in "$@"; do
+    start=$(date +%s)
+    molecule test -s "$scenario" >"$logs/$scenario.log" 2>&1
+    code=$?
+    echo "$scenario $code $(( $(date +%s) - start ))" >>"$logs/results"
+  done
+}
+
+: >"$logs/results"
+run_lane "${lane_a[@]}" &
+lane_a_pid=$!
+run_lane "${lane_b[@]}"
+wait "$lane_a_pid"
+
+failed=0
+while read -r scenario code seconds; do
+  printf 'molecule %-14s %s in %ss (log: %s)\n' "$scenario" "$([ "$code" = 0 ] && echo passed || echo FAILED)" "$seconds" "$logs/$scenario.log"
+  if [ "$code" != 0 ]; then
+    failed=1
+    tail -n 60 "$logs/$scenario.log" | sed 's/\x1b\[[0-9;]*m//g'
+  fi
+done <"$logs/results"
+exit "$failed"
