@@ -18,6 +18,24 @@ if [ "$listed" != "$all" ]; then
   exit 1
 fi
 
+# Each scenario creates its own fabric network; Docker refuses a subnet another network holds
+# ("Pool overlaps with other one on this address space"), so say which one before anything starts.
+scenario_subnets=$(grep -ho 'subnet: [0-9./]*' extensions/molecule/*/molecule.yml | awk '{print $2}' | sort -u)
+for subnet in $scenario_subnets; do
+  users=$(grep -l "subnet: $subnet" extensions/molecule/*/molecule.yml | cut -d/ -f3 | paste -sd' ')
+  if [ "$(echo "$users" | wc -w)" -gt 1 ]; then
+    echo "molecule-all: scenarios $users share the subnet $subnet; give each its own" >&2
+    exit 1
+  fi
+  for network in $(docker network ls -q); do
+    read -r name subnets < <(docker network inspect -f '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' "$network")
+    if [[ " $subnets " == *" $subnet "* ]]; then
+      echo "molecule-all: the Docker network $name holds $subnet, which scenario $users needs; remove it (lab/down.sh removes the lab's)" >&2
+      exit 1
+    fi
+  done
+done
+
 run_lane() {
   local scenario start code
   for scenario in "$@"; do

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
 from role_runs import run_role
 
 SCENARIO = "nccl_network"
-FABRIC_IP = {"nccl-spark-1": "192.168.177.11", "nccl-spark-2": "192.168.177.12"}
+FABRIC_IP = {"nccl-spark-1": "192.168.176.11", "nccl-spark-2": "192.168.176.12"}
 NETPLAN_ADDRESSES = {
     "nccl-spark-1": ["192.168.180.11/24", "192.168.181.11/24"],
     "nccl-spark-2": ["192.168.180.12/24", "192.168.181.12/24"],
@@ -116,7 +116,7 @@ def test_a_cut_fabric_is_reported_with_the_failing_pair():
     finally:
         worker.check_output(drop.replace("-I", "-D", 1))
     assert code == 2, output[-2000:]
-    assert "The fabric fails between nccl-spark-1 -> nccl-spark-2 (192.168.177.12" in output, output[-2000:]
+    assert "The fabric fails between nccl-spark-1 -> nccl-spark-2 (192.168.176.12" in output, output[-2000:]
 
 
 def test_absent_removes_what_present_wrote_and_present_restores_it():
