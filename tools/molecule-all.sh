@@ -11,7 +11,7 @@ mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 # The longest first in each lane, so the lanes end close together.
 lane_a=(e2e vllm_image nccl_network)
-lane_b=(vllm_serve ray_cluster gb10_host)
+lane_b=(drills vllm_serve ray_cluster gb10_host)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
 if [ "$listed" != "$all" ]; then
   echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import (
     FAILURE_OUTCOMES,
@@ -72,11 +72,18 @@ def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None
     return None
 
 
+def ignored_environment(given_env: Iterable[str], scanner: VllmLogScanner) -> list[str]:
+    """The variables the container was given that vLLM says it does not know: they changed nothing."""
+    unknown = {warning.split(":", 1)[1] for warning in scanner.facts()["warnings"] if warning.startswith("unknown_env_var:")}
+    return [name for name in given_env if name in unknown]
+
+
 def wait_for_vllm(
     source: LogSource,
     *,
     target_stage: str = "ready",
     expect: dict[str, Any] | None = None,
+    given_env: Iterable[str] = (),
     timeout: float = 900.0,
     stall_timeout: float = 300.0,
     poll_interval: float = 2.0,
@@ -114,6 +121,18 @@ def wait_for_vllm(
         if facts["outcome"] in FAILURE_OUTCOMES:
             error = facts["error"]
             return result(False, facts["outcome"], f"vLLM failed ({facts['outcome']}): {error['line']} -- {error['hint']}")
+        ignored = ignored_environment(given_env, scanner)
+        # vLLM warns before it settles its config: fail once the config shows what the setting became.
+        if ignored and (facts["max_model_len"] is not None or scanner.stage_index() >= STAGE_INDEX["engine_config"]):
+            return result(
+                False,
+                "ignored_environment",
+                f"vLLM ignored {', '.join(ignored)}, which the container was given (vLLM: Unknown vLLM environment variable "
+                f"detected), so {'that setting' if len(ignored) == 1 else 'those settings'} did not take: vLLM runs with "
+                f"max_model_len={facts['max_model_len']!r}. This image's entrypoint does not read "
+                f"{'it' if len(ignored) == 1 else 'them'}: pass the setting as a flag (the serve spec, such as "
+                "vllm_serve_max_model_len) or use the env profile of an image whose entrypoint reads it.",
+            )
         mismatch = gate_mismatch(expect, scanner)
         if mismatch:
             return result(False, "gate", f"vLLM gate: {mismatch}. Stop: this is not the deployment that was asked for.")

@@ -16,7 +16,8 @@ description:
     the log shows a failure (out of memory, KV cache too small, unsupported architecture, NCCL
     error, Ray placement timeout, refused argument, other error); when a fact contradicts
     O(expect) (the gate); when the container exits; when no progress line appears for
-    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature); or when
+    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature); when vLLM
+    says it does not know a variable of O(given_env); or when
     O(timeout) passes.
 author:
   - sparkinfer.cluster developers (@sparkinfer)
@@ -46,6 +47,14 @@ options:
         C(tensor_parallel_size), C(pipeline_parallel_size), C(attention_backend), C(moe_backend), C(engine).
     type: dict
     default: {}
+  given_env:
+    description:
+      - Names of the environment variables the container was given. vLLM's C(Unknown vLLM environment variable
+        detected) warning for one of them fails the wait once the config shows what vLLM runs with instead: the
+        setting did not take (the entrypoint trap of images configured by environment variables).
+    type: list
+    elements: str
+    default: []
   timeout:
     description: Seconds to wait in all.
     type: int
@@ -107,7 +116,9 @@ elapsed:
   type: float
   sample: 131.9
 reason:
-  description: "Why the wait failed: a failure outcome, C(gate), C(exited), C(stalled) or C(timeout); null on success."
+  description: >-
+    Why the wait failed: a failure outcome, C(gate), C(ignored_environment), C(exited), C(stalled) or C(timeout);
+    null on success.
   returned: always
   type: str
   sample: gate
@@ -155,6 +166,7 @@ def main() -> None:
             **LOG_SOURCE_ARGUMENTS,
             "stage": {"type": "str", "default": "ready", "choices": list(STAGES)},
             "expect": {"type": "dict", "default": {}},
+            "given_env": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 900},
             "stall_timeout": {"type": "int", "default": 300},
             "poll_interval": {"type": "float", "default": 2.0},
@@ -177,6 +189,7 @@ def main() -> None:
             source,
             target_stage=params["stage"],
             expect=params["expect"],
+            given_env=params["given_env"],
             timeout=params["timeout"],
             stall_timeout=params["stall_timeout"],
             poll_interval=params["poll_interval"],

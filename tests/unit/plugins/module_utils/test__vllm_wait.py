@@ -155,3 +155,21 @@ def test_waits_for_an_earlier_stage(stage):
     result = wait(ReplayedLog(READY), clock, target_stage=stage)
     assert result.ok
     assert STAGE_INDEX[stage] <= STAGE_INDEX[result.facts["stage"]] < STAGE_INDEX["ready"]
+
+
+ENV_TRAP = lines(lab_log("0.32.0-env-var-entrypoint-trap"))
+
+
+def test_a_given_variable_vllm_does_not_know_fails_once_the_config_shows_its_effect():
+    clock = FakeClock()
+    result = wait(ReplayedLog(ENV_TRAP, per_poll=1), clock, given_env=["VLLM_MAX_MODEL_LEN", "VLLM_CPU_KVCACHE_SPACE"])
+    assert (result.ok, result.reason) == (False, "ignored_environment")
+    assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in result.message
+    assert "max_model_len=4096" in result.message
+    assert result.elapsed == line_number(ENV_TRAP, "Using max model len 4096")
+
+
+def test_unknown_variables_the_container_was_not_given_are_not_a_failure():
+    clock = FakeClock()
+    result = wait(ReplayedLog(ENV_TRAP, per_poll=50), clock, given_env=["VLLM_CPU_KVCACHE_SPACE"])
+    assert (result.ok, result.reason) == (True, None)

@@ -1,0 +1,78 @@
+"""The converged pair the drills break and restore: its nodes, playbook runs timed, node commands, the report.
+
+Works on any inventory of one head and one worker that site.yml converged: the drills scenario's
+(molecule), or the lab's (inventories/lab, for bench/drills.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import testinfra
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from role_runs import run_playbook
+
+REPO = Path(__file__).resolve().parents[4]
+PLAYBOOKS = REPO / "playbooks"
+REPORT = Path(os.environ.get("SPARKINFER_DRILL_REPORT", REPO / ".cache" / "drills" / "report.json"))
+
+
+def inventory() -> str:
+    return os.environ["MOLECULE_INVENTORY_FILE"]
+
+
+@dataclass(frozen=True)
+class Pair:
+    head: str
+    worker: str
+    head_ip: str
+    worker_ip: str
+
+
+@cache
+def pair() -> Pair:
+    """The head and the worker of the inventory, with their fabric addresses."""
+    listed = json.loads(subprocess.run(["ansible-inventory", "-i", inventory(), "--list"], capture_output=True, text=True, check=True).stdout)
+    head = listed["sparkinfer_head"]["hosts"][0]
+    worker = listed["sparkinfer_workers"]["hosts"][0]
+    hostvars = listed["_meta"]["hostvars"]
+    return Pair(head, worker, hostvars[head]["sparkinfer_fabric_ip"], hostvars[worker]["sparkinfer_fabric_ip"])
+
+
+def node(name: str) -> testinfra.host.Host:
+    return testinfra.get_host(f"ansible://{name}?ansible_inventory={inventory()}", sudo=True)
+
+
+def api_key() -> str:
+    return (Path.home() / ".config" / "sparkinfer" / f"{pair().head}-vllm-api-key").read_text(encoding="utf-8").split()[0]
+
+
+@dataclass
+class Run:
+    code: int
+    output: str
+    seconds: float
+
+
+def timed(playbook: str, extra_vars: dict[str, Any] | None = None, *options: str) -> Run:
+    """Run a playbook of the collection against the pair; the seconds are the whole run's, start to exit."""
+    start = time.monotonic()
+    code, output = run_playbook(PLAYBOOKS / playbook, extra_vars or {}, options=options)
+    return Run(code, output, round(time.monotonic() - start, 1))
+
+
+def record(drill: str, seconds: float, bound: float, detected: str) -> None:
+    """Add a drill's seconds to detection to the report that bench/drills.py prints."""
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    report = json.loads(REPORT.read_text(encoding="utf-8")) if REPORT.exists() else {}
+    report[drill] = {"seconds": seconds, "bound": bound, "detected": detected}
+    REPORT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,232 @@
+"""Failure drills on a converged pair: each breaks one thing for real, asserts the diagnosis and the
+seconds to detection (from the start of the failing playbook to its end), then restores the pair.
+
+The tests run in file order; the re-run and check drill comes last and proves the restorations.
+Each drill's seconds go to the report that bench/drills.py prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+from drill_lab import api_key, node, pair, record, timed
+
+MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
+# A second server on the head for the single-node drills, beside the pair's own (port 8000).
+DRILL_CONTAINER = "sparkinfer-vllm-drill"
+SINGLE_NODE = {
+    "vllm_serve_container_name": DRILL_CONTAINER,
+    "vllm_serve_port": 8013,
+    "vllm_serve_pipeline_parallel_size": 1,
+    "vllm_serve_smoke_test": False,
+}
+CUT_CHAIN = "SPARKINFER-DRILL-CUT"
+
+
+def remove_drill_server(*hosts: str) -> None:
+    for host in hosts or (pair().head, pair().worker):
+        node(host).run(f"docker rm -f {DRILL_CONTAINER}; rm -f /etc/sparkinfer/{DRILL_CONTAINER}.*")
+
+
+def running_containers(host: str) -> list[str]:
+    return sorted(node(host).check_output("docker ps --no-trunc --format '{{.ID}} {{.Names}}'").splitlines())
+
+
+def serve_on_head(extra: dict) -> object:
+    return timed("serve.yml", {**SINGLE_NODE, **extra}, "--limit", pair().head)
+
+
+def test_drill_1_an_image_without_the_models_class_is_refused_before_any_container_starts():
+    head = node(pair().head)
+    model = "/opt/sparkinfer/models/drill-no-class"
+    rewrite = (
+        "import json, sys; config = json.load(open(sys.argv[1])); config['architectures'] = ['SparkinferDrillMoeForCausalLM'];"
+        " json.dump(config, open(sys.argv[2], 'w'))"
+    )
+    head.check_output(f"rm -rf {model} && cp -al {MODEL} {model} && rm {model}/config.json")
+    head.check_output(f"python3 -c {shlex.quote(rewrite)} {MODEL}/config.json {model}/config.json")
+    before = {host: running_containers(host) for host in (pair().head, pair().worker)}
+    try:
+        run = timed("image.yml", {"vllm_image_model_path": model})
+        assert run.code == 2, run.output[-3000:]
+        assert (
+            "sparkinfer-lab-vllm:latest (vLLM 0.32.0) has no SparkinferDrillMoeForCausalLM; use an image whose vLLM lists it" in run.output
+        ), run.output[-3000:]
+        assert run.seconds <= 60, run.seconds
+        record("1 image without the model's class", run.seconds, 60, "vllm_image_info: unsupported architecture")
+        assert {host: running_containers(host) for host in before} == before
+        assert node(pair().worker).run(f"test -e {model}").rc == 1, "the model was copied on although the image was refused"
+    finally:
+        head.run(f"rm -rf {model}")
+
+
+def cut_fabric() -> None:
+    """Drop everything between the worker and the head's fabric address, in the worker's own firewall."""
+    node(pair().worker).check_output(
+        f"iptables -N {CUT_CHAIN} && iptables -A {CUT_CHAIN} -s {pair().head_ip} -j DROP && iptables -A {CUT_CHAIN} -d {pair().head_ip} -j DROP"
+        f" && iptables -I INPUT -j {CUT_CHAIN} && iptables -I OUTPUT -j {CUT_CHAIN}"
+    )
+
+
+def mend_fabric() -> None:
+    node(pair().worker).run(
+        f"iptables -D INPUT -j {CUT_CHAIN}; iptables -D OUTPUT -j {CUT_CHAIN}; iptables -F {CUT_CHAIN}; iptables -X {CUT_CHAIN}"
+    )
+
+
+def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_within_the_stall_timeout():
+    stall_timeout = 60
+    cut_fabric()
+    try:
+        health = timed("network.yml")
+        assert health.code == 2, health.output[-3000:]
+        assert f"The fabric fails between {pair().head} -> {pair().worker} ({pair().worker_ip}" in health.output, health.output[-3000:]
+        record("2a fabric cut: network.yml", health.seconds, stall_timeout + 30, "nccl_network: fabric ping")
+
+        launch = timed(
+            "serve.yml",
+            {"vllm_serve_container_name": DRILL_CONTAINER, "vllm_serve_port": 8014, "vllm_serve_master_port": 29511, "vllm_serve_stall_timeout": stall_timeout},
+        )
+        assert launch.code == 2, launch.output[-3000:]
+        assert f"no progress in vLLM's log for {stall_timeout} s after distributed init" in launch.output, launch.output[-3000:]
+        assert "Check the fabric between the nodes" in launch.output
+        assert f"{pair().head} -> {pair().worker} ({pair().worker_ip}) does not answer over the fabric" in launch.output, launch.output[-3000:]
+        record("2b fabric cut: vLLM gate (launch + stall)", launch.seconds, stall_timeout + 30, "vllm_wait: stalled, fabric ping")
+    finally:
+        mend_fabric()
+        remove_drill_server()
+    assert timed("network.yml").code == 0
+
+
+def test_drill_3_a_kv_cache_too_small_for_max_model_len_is_classified_with_vllms_estimate():
+    # The tiny model's context stretched (as a long-context model's config says it) past what the
+    # KV cache (VLLM_CPU_KVCACHE_SPACE=1 GiB) holds for one request.
+    extra = {
+        "vllm_serve_max_model_len": 4194304,
+        "vllm_serve_enforce_eager": True,
+        "vllm_serve_extra_args": ["--hf-overrides", json.dumps({"max_position_embeddings": 8388608})],
+    }
+    try:
+        run = serve_on_head(extra)
+        assert run.code == 2, run.output[-3000:]
+        assert "vLLM failed (kv_cache_insufficient)" in run.output, run.output[-3000:]
+        estimate = re.search(r"The KV cache holds at most ([0-9]+) tokens: set --max-model-len \1 or lower", run.output)
+        assert estimate, run.output[-3000:]
+        assert f"the estimated maximum model length is {estimate.group(1)}" in run.output
+        assert run.seconds <= 240, run.seconds
+        record("3 KV cache too small", run.seconds, 240, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens)")
+    finally:
+        remove_drill_server(pair().head)
+
+
+def test_drill_4_the_ray_executor_on_the_cpu_build_is_classified_and_explained():
+    try:
+        run = serve_on_head({"vllm_serve_executor": "ray"})
+        assert run.code == 2, run.output[-3000:]
+        assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
+        assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in run.output
+        assert run.seconds <= 240, run.seconds
+        record("4 Ray executor on the CPU build", run.seconds, 240, "vllm_wait: bad_argument (platform refuses Ray)")
+    finally:
+        remove_drill_server(pair().head)
+
+
+def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
+    worker = node(pair().worker)
+    worker.check_output("docker stop --time 5 sparkinfer-ray")
+    try:
+        run = timed("cluster.yml", {"ray_cluster_wait_timeout": 30}, "--tags", "ray_cluster_verify")
+        assert run.code == 2, run.output[-3000:]
+        assert f"{pair().worker} ({pair().worker_ip}) has no Ray raylet in its container sparkinfer-ray" in run.output, run.output[-3000:]
+        assert "exited" in run.output
+        assert run.seconds <= 60, run.seconds
+        record("5 worker lost", run.seconds, 60, "ray_cluster: node without raylet")
+    finally:
+        restored = timed("cluster.yml")
+        assert restored.code == 0, restored.output[-3000:]
+
+
+def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_vllms_warning():
+    extra = {"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}}
+    try:
+        run = serve_on_head(extra)
+        assert run.code == 2, run.output[-3000:]
+        assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in run.output, run.output[-3000:]
+        assert "vLLM runs with max_model_len=512" in run.output
+        assert run.seconds <= 120, run.seconds
+        record("6 env-var entrypoint trap", run.seconds, 120, "vllm_wait: ignored_environment")
+    finally:
+        remove_drill_server(pair().head)
+
+
+BAD_INVENTORY = {
+    "gb10_host_required_memory_available_gib": ("plenty", "gb10_host_required_memory_available_gib"),
+    "gb10_host_earlyoom_enabled": ("sometimes", "gb10_host_earlyoom_enabled"),
+    "nccl_network_mtu": ("jumbo", "nccl_network_mtu"),
+    "nccl_network_fabric_port": (2, "value of nccl_network_fabric_port must be one of: 0, 1, got: 2"),
+    "vllm_image_source": ("registry", "value of vllm_image_source must be one of: node, pull, load, got: registry"),
+    "vllm_image_executor": ("slurm", "value of vllm_image_executor must be one of: mp, ray, got: slurm"),
+    "ray_cluster_port": ("gcs", "ray_cluster_port"),
+    "ray_cluster_num_gpus": ([1], "ray_cluster_num_gpus"),
+    "vllm_serve_executor": ("torchrun", "value of vllm_serve_executor must be one of: mp, ray, got: torchrun"),
+    "vllm_serve_tensor_parallel_size": ("two", "vllm_serve_tensor_parallel_size"),
+    "vllm_serve_gpu_memory_utilization": ("most", "vllm_serve_gpu_memory_utilization"),
+    "vllm_serve_wait_stage": ("serving", "value of vllm_serve_wait_stage must be one of"),
+}
+
+
+@pytest.mark.parametrize("variable", sorted(BAD_INVENTORY))
+def test_drill_7_a_bad_inventory_value_stops_site_before_any_host_changes(variable):
+    value, named = BAD_INVENTORY[variable]
+    run = timed("site.yml", {variable: value})
+    assert run.code == 2, run.output[-3000:]
+    assert f"The inventory has invalid values for {pair().head}:" in run.output, run.output[-3000:]
+    assert named in run.output, run.output[-3000:]
+    assert "nothing was changed on any host" in run.output
+    # Only the validation play ran: two tasks per host, none changed.
+    for host in (pair().head, pair().worker):
+        assert re.search(rf"{host} +: ok=1 +changed=0 +unreachable=0 +failed=1 ", run.output), run.output[-1500:]
+    assert "Gathering Facts" not in run.output
+    record(f"7 bad inventory: {variable}", run.seconds, 30, "validate_inventory: argument_specs")
+
+
+def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key():
+    head, worker = node(pair().head), node(pair().worker)
+    listeners = {host: head_or_worker.check_output("ss -Hltn") for host, head_or_worker in ((pair().head, head), (pair().worker, worker))}
+    # vLLM's API on the head's fabric address only; no dashboard.
+    assert re.search(rf"{re.escape(pair().head_ip)}:8000\b", listeners[pair().head]), listeners[pair().head]
+    for host, table in listeners.items():
+        assert not re.search(r"(\*|0\.0\.0\.0|\[::\]):(8000|8265)\b", table), f"{host}: {table}"
+    # Ray's GCS binds every address (Ray has no option against it): the firewall lets only the pair in.
+    with pytest.raises(OSError):
+        socket.create_connection((pair().head_ip, 6379), timeout=3).close()
+    assert worker.run(f"python3 -c \"import socket; socket.create_connection(('{pair().head_ip}', 6379), timeout=3)\"").rc == 0
+    # The API refuses a request without the key.
+    request = urllib.request.Request(f"http://{pair().head_ip}:8000/v1/models")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 401
+    # The key never shows in -vvv output of the serving play.
+    run = timed("serve.yml", {}, "-vvv")
+    assert run.code == 0, run.output[-3000:]
+    assert api_key() not in run.output
+    assert "VLLM_API_KEY=" not in run.output
+
+
+def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agrees():
+    rerun = timed("site.yml")
+    assert rerun.code == 0, rerun.output[-3000:]
+    for host in (pair().head, pair().worker):
+        assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", rerun.output), rerun.output[-2000:]
+    record("8 re-run of site.yml", rerun.seconds, 300, "changed=0")
+    check = timed("site.yml", {}, "--check")
+    assert check.code == 0, check.output[-3000:]
+    for host in (pair().head, pair().worker):
+        assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", check.output), check.output[-2000:]
+    record("8 site.yml --check", check.seconds, 300, "changed=0, failed=0")
