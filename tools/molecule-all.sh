@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Run every molecule scenario, in two lanes at once: the long scenarios that wait on vLLM and on
-# moving the 2.8 GB lab image overlap the others (most of a scenario's time is spent waiting on
-# Docker and on vLLM, not on both cores). Each scenario's output goes to its own log; the wall time
-# of each is printed, and a failed one's log tail. Exit status: non-zero when any scenario failed.
+# Run every molecule scenario, in three lanes at once: most of a scenario's time is spent waiting
+# on Docker, on moving the 2.8 GB lab image and on vLLM, not on both cores. Each scenario's output
+# goes to its own log; the wall time of each is printed, and a failed one's log tail, then the
+# drills' seconds to detection. Exit status: non-zero when any scenario failed.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
@@ -10,9 +10,10 @@ logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
 mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 # The longest first in each lane, so the lanes end close together.
-lane_a=(e2e vllm_image nccl_network)
-lane_b=(drills vllm_serve ray_cluster gb10_host)
-listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
+lane_a=(e2e gb10_host nccl_network)
+lane_b=(drills)
+lane_c=(ray_cluster vllm_serve vllm_image)
+listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" "${lane_c[@]}" | sort)
 if [ "$listed" != "$all" ]; then
   echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2
   exit 1
@@ -47,10 +48,14 @@ run_lane() {
 }
 
 : >"$logs/results"
+drill_report=$repo/.cache/drills/report.json
+rm -f "$drill_report"
 run_lane "${lane_a[@]}" &
 lane_a_pid=$!
-run_lane "${lane_b[@]}"
-wait "$lane_a_pid"
+run_lane "${lane_b[@]}" &
+lane_b_pid=$!
+run_lane "${lane_c[@]}"
+wait "$lane_a_pid" "$lane_b_pid"
 
 failed=0
 while read -r scenario code seconds; do
@@ -60,4 +65,8 @@ while read -r scenario code seconds; do
     tail -n 60 "$logs/$scenario.log" | sed 's/\x1b\[[0-9;]*m//g'
   fi
 done <"$logs/results"
+if [ -f "$drill_report" ]; then
+  echo "drills: seconds from the start of the failing playbook to the failure"
+  python3 bench/drills.py --report-only
+fi
 exit "$failed"

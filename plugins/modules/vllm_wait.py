@@ -50,8 +50,8 @@ options:
   given_env:
     description:
       - Names of the environment variables the container was given. vLLM's C(Unknown vLLM environment variable
-        detected) warning for one of them fails the wait once the config shows what vLLM runs with instead: the
-        setting did not take (the entrypoint trap of images configured by environment variables).
+        detected) warning for one of them fails the wait once the config shows what vLLM runs with instead, since
+        the setting did not take (the entrypoint trap of images configured by environment variables).
     type: list
     elements: str
     default: []
