@@ -215,11 +215,12 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     assert refused.value.code == 401
-    # The key never shows in -vvv output of the serving play.
-    run = timed("serve.yml", {}, "-vvv")
+    # No secret shows in -vvv output of the whole chain: the API key, the image transfer's SSH key.
+    run = timed("site.yml", {}, "-vvv")
     assert run.code == 0, run.output[-3000:]
     assert api_key() not in run.output
     assert "VLLM_API_KEY=" not in run.output
+    assert "PRIVATE KEY" not in run.output
 
 
 def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agrees():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
 import re
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +29,13 @@ IMAGE = "sparkinfer-lab-vllm:latest"
 ENV_FILE = "/etc/sparkinfer/nccl.env"
 RAYLET = "/core/src/ray/raylet/raylet "
 OUTPUTS_PLAYBOOK = Path(__file__).resolve().parents[1] / "outputs.yml"
+# The role's pinned Ray ports (defaults/main.yml): GCS, node manager, object manager, dashboard agent gRPC, runtime
+# env agent, metrics export, dashboard agent HTTP, client server, autoscaler and dashboard metrics; and the workers' range.
+RAY_PORTS = {6379, 6380, 6381, 6382, 6383, 6384, 52365, 10001, 44217, 44227}
+WORKER_PORTS = range(10002, 11000)
+DPORTS = "6379,6380,6381,6382,6383,6384,52365,10001,10002:10999,44217,44227"
+CHAIN = "SPARKINFER-RAY"
+WILDCARDS = {"0.0.0.0", "*", "[::]"}
 
 
 def node(name: str) -> testinfra.host.Host:
@@ -90,10 +101,23 @@ def test_each_container_runs_ray_bound_to_its_fabric_address(name):
     assert config["Entrypoint"] == ["ray"]
     args = config["Cmd"]
     assert args[:2] == ["start", "--block"]
-    for wanted in (f"--node-ip-address={FABRIC_IP[name]}", "--num-gpus=1", "--object-store-memory=1073741824", "--disable-usage-stats"):
+    for wanted in (
+        f"--node-ip-address={FABRIC_IP[name]}",
+        "--num-gpus=1",
+        "--object-store-memory=1073741824",
+        "--disable-usage-stats",
+        "--node-manager-port=6380",
+        "--object-manager-port=6381",
+        "--dashboard-agent-grpc-port=6382",
+        "--runtime-env-agent-port=6383",
+        "--metrics-export-port=6384",
+        "--dashboard-agent-listen-port=52365",
+        "--min-worker-port=10002",
+        "--max-worker-port=10999",
+    ):
         assert wanted in args, args
     if name == HEAD:
-        assert {"--head", "--port=6379", "--include-dashboard=false"} <= set(args), args
+        assert {"--head", "--port=6379", "--ray-client-server-port=10001", "--include-dashboard=false"} <= set(args), args
     else:
         assert f"--address={GCS}" in args, args
         assert "--head" not in args
@@ -109,6 +133,7 @@ def test_each_container_holds_the_nccl_environment_file_and_the_roles_variables(
         assert env.get(key) == value, key
     assert env["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert env["RAY_memory_monitor_refresh_ms"] == "0"
+    assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
 
 
 @pytest.mark.parametrize("name", [HEAD, WORKER])
@@ -128,6 +153,171 @@ def test_ray_binds_what_it_lets_us_bind_to_the_fabric_address_and_no_dashboard(n
     runtime_env_agent = [address for address, process in ray if process == "ray::RuntimeEnv"]
     assert runtime_env_agent, ray
     assert all(address.startswith(f"{FABRIC_IP[name]}:") for address in runtime_env_agent), runtime_env_agent
+
+
+# A driver on the head with one actor on each node: Ray worker processes, which listen in the workers' port range.
+PROBE = """
+import sys, time
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+ray.init(address="auto")
+@ray.remote(num_cpus=0)
+class Probe:
+    def ping(self):
+        return ray.get_runtime_context().get_node_id()
+nodes = [entry["NodeID"] for entry in ray.nodes() if entry["Alive"]]
+probes = [Probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)).remote() for node_id in nodes]
+print(ray.get([probe.ping.remote() for probe in probes]), flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def worker_listeners(name: str) -> list[tuple[str, str]]:
+    return [(address, process) for address, process in listeners(name) if int(address.rsplit(":", 1)[1]) in WORKER_PORTS]
+
+
+@contextlib.contextmanager
+def ray_workers_running(seconds: int = 45):
+    """Run PROBE in the head's container until every node has a Ray worker process listening, then let it end."""
+    head = node(HEAD)
+    script = base64.b64encode(PROBE.encode()).decode()
+    head.check_output(f"echo {script} | base64 -d > /tmp/sparkinfer-probe.py && docker cp /tmp/sparkinfer-probe.py {CONTAINER}:/tmp/sparkinfer-probe.py")
+    head.check_output(f"docker exec -d {CONTAINER} python3 /tmp/sparkinfer-probe.py {seconds}")
+    try:
+        for _attempt in range(30):
+            if all(worker_listeners(name) for name in (HEAD, WORKER)):
+                break
+            time.sleep(1)
+        yield {name: worker_listeners(name) for name in (HEAD, WORKER)}
+    finally:
+        # The driver exits after `seconds`; Ray ends its actors with it.
+        for _attempt in range(seconds + 15):
+            if "sparkinfer-probe.py" not in head.check_output(f"docker top {CONTAINER} -o pid,args"):
+                break
+            time.sleep(1)
+
+
+def test_every_wildcard_listener_is_sshd_or_a_pinned_ray_port_and_ray_workers_are_unreachable_from_outside():
+    with ray_workers_running() as workers:
+        assert all(workers.values()), workers
+        for name in (HEAD, WORKER):
+            sockets = listeners(name)
+            wildcard: dict[int, set[str]] = {}
+            for address, process in sockets:
+                ip, port = address.rsplit(":", 1)
+                if ip in WILDCARDS:
+                    wildcard.setdefault(int(port), set()).add(process)
+                else:
+                    # The rest: the fabric address or loopback (127.0.0.11 is Docker's DNS for the lab node's network).
+                    assert ip in {FABRIC_IP[name], "127.0.0.1", "127.0.0.11"}, (name, address, process)
+            assert wildcard.pop(22) == {"sshd"}, sockets
+            for port, processes in wildcard.items():
+                assert port in RAY_PORTS or port in WORKER_PORTS, (name, port, processes, sockets)
+            # Ray's own on every node: the raylet (node manager, object manager), the dashboard agent (gRPC, metrics)
+            # and a worker process; on the head also the GCS, the autoscaler monitor and the dashboard's metrics.
+            assert {6380, 6381, 6382, 6384} <= set(wildcard), (name, sockets)
+            assert set(wildcard) & set(WORKER_PORTS), (name, sockets)
+            if name == HEAD:
+                assert {6379, 44217, 44227} <= set(wildcard), sockets
+        # A worker process's port on the worker node: closed to the molecule host, open to the head.
+        port = int(workers[WORKER][0][0].rsplit(":", 1)[1])
+        assert not connects(FABRIC_IP[WORKER], port), port
+        assert connects_from(HEAD, FABRIC_IP[WORKER], port), port
+
+
+def iptables_rules(name: str, command: str = "iptables") -> list[str]:
+    return node(name).check_output(f"{command} -S").splitlines()
+
+
+@pytest.mark.parametrize("name", [HEAD, WORKER])
+def test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(name):
+    rules = iptables_rules(name)
+    jump = [rule for rule in rules if rule.endswith(f"-j {CHAIN}")]
+    # One jump, first in INPUT, for every pinned port and the workers' range.
+    assert len(jump) == 1, rules
+    assert re.fullmatch(rf"-A INPUT -p tcp -m multiport --dports {DPORTS} .*-j {CHAIN}", jump[0]), jump
+    assert next(rule for rule in rules if rule.startswith("-A INPUT ")) == jump[0], rules
+    assert [rule for rule in rules if rule.startswith(f"-A {CHAIN} ")] == [
+        f"-A {CHAIN} -i lo -j ACCEPT",
+        f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        f"-A {CHAIN} -s {FABRIC_IP[HEAD]}/32 -j ACCEPT",
+        f"-A {CHAIN} -s {FABRIC_IP[WORKER]}/32 -j ACCEPT",
+        f"-A {CHAIN} -j DROP",
+    ], rules
+    # Docker's chains in the lab node (its nested engine) are still there.
+    assert "-A FORWARD -j DOCKER-USER" in rules, rules
+    rules6 = iptables_rules(name, "ip6tables")
+    jump6 = [rule for rule in rules6 if rule.endswith(f"-j {CHAIN}")]
+    assert len(jump6) == 1, rules6
+    assert re.fullmatch(rf"-A INPUT -p tcp -m multiport --dports {DPORTS} .*-j {CHAIN}", jump6[0]), jump6
+    assert next(rule for rule in rules6 if rule.startswith("-A INPUT ")) == jump6[0], rules6
+    assert [rule for rule in rules6 if rule.startswith(f"-A {CHAIN} ")] == [
+        f"-A {CHAIN} -i lo -j ACCEPT",
+        f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        f"-A {CHAIN} -j DROP",
+    ], rules6
+
+
+def connects(address: str, port: int, timeout: float = 3.0) -> bool:
+    """Whether a TCP connection from this test process (the molecule host) to address:port succeeds."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def connects_from(name: str, address: str, port: int) -> bool:
+    """Whether a TCP connection from inside the lab node `name` to address:port succeeds."""
+    probe = f"import socket; socket.create_connection(('{address}', {port}), timeout=3).close()"
+    return node(name).run(f'python3 -c "{probe}"').rc == 0
+
+
+def test_the_molecule_host_on_the_fabric_cannot_reach_ray_but_the_other_node_can():
+    # This process runs on the host that owns the fabric network's bridge: an address on the fabric that is not a node's.
+    own = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"inet 192\.168\.179\.1/24 ", own), own
+    # The path works (sshd answers), Ray's ports do not: the GCS on the head, the raylet and a worker agent's port on each node.
+    assert connects(FABRIC_IP[HEAD], 22)
+    start = time.monotonic()
+    assert not connects(FABRIC_IP[HEAD], 6379)
+    assert time.monotonic() - start < 5
+    for name in (HEAD, WORKER):
+        for port in (6380, 6381, 6384):
+            assert not connects(FABRIC_IP[name], port), (name, port)
+    # Between the nodes Ray's ports are open, both ways.
+    assert connects_from(WORKER, FABRIC_IP[HEAD], 6379)
+    assert connects_from(WORKER, FABRIC_IP[HEAD], 6380)
+    assert connects_from(HEAD, FABRIC_IP[WORKER], 6380)
+    # And on loopback.
+    assert connects_from(HEAD, "127.0.0.1", 6379)
+
+
+def test_the_firewall_removes_its_stale_rules_and_can_be_turned_off_and_on():
+    worker = node(WORKER)
+    # A node that left the cluster and a jump for ports of an earlier configuration.
+    worker.check_output(f"iptables -I {CHAIN} 3 -s 192.168.179.99/32 -j ACCEPT")
+    comment = "sparkinfer.cluster ray_cluster - Ray ports, cluster nodes only"
+    worker.check_output(f"iptables -I INPUT 1 -p tcp -m multiport --dports 6379,10002:19999 -m comment --comment '{comment}' -j {CHAIN}")
+    code, output = run_role(SCENARIO, {})
+    assert code == 0, output[-3000:]
+    assert (changed(output, HEAD), changed(output, WORKER)) == (0, 2)
+    test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(WORKER)
+    try:
+        code, output = run_role(SCENARIO, {"ray_cluster_firewall_enabled": False})
+        assert code == 0, output[-3000:]
+        for name in (HEAD, WORKER):
+            for command in ("iptables", "ip6tables"):
+                rules = iptables_rules(name, command)
+                assert not [rule for rule in rules if CHAIN in rule], rules
+            assert "-A FORWARD -j DOCKER-USER" in iptables_rules(name), name
+        assert connects(FABRIC_IP[HEAD], 6379)
+    finally:
+        code, output = run_role(SCENARIO, {})
+        assert code == 0, output[-3000:]
+    for name in (HEAD, WORKER):
+        test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(name)
+    assert not connects(FABRIC_IP[HEAD], 6379)
 
 
 def test_a_worker_whose_raylet_stopped_is_restarted_and_joins_again():
@@ -205,6 +395,12 @@ def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_on
             "sparkinfer-lab-vllm:missing (ray_cluster_image) is not on ray-spark-1: run the vllm_image role first",
         ),
         ({"ray_cluster_node_ip": ""}, "ray_cluster_node_ip on ray-spark-1 is '', not an IPv4 address"),
+        ({"ray_cluster_node_manager_port": 6379}, "Ray's ports overlap: 6379, 6379, 6381,"),
+        (
+            {"ray_cluster_max_worker_port": 44300},
+            "outside the workers' range ray_cluster_min_worker_port 10002 to ray_cluster_max_worker_port 44300 (which holds 44217, 44227)",
+        ),
+        ({"ray_cluster_firewall_enabled": "sometimes"}, "argument 'ray_cluster_firewall_enabled' is of type str and we were unable to convert to bool"),
         ({"ray_cluster_env_file": "/etc/sparkinfer/missing.env"}, "does not exist on ray-spark-1: run the nccl_network role first"),
     ],
 )
@@ -240,7 +436,8 @@ def test_a_worker_that_cannot_reach_the_head_fails_the_role_naming_it():
 def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():
     code, output = run_role(SCENARIO, {"ray_cluster_state": "absent"})
     assert code == 0, output[-3000:]
-    assert (changed(output, HEAD), changed(output, WORKER)) == (1, 1)
+    # The container, then the firewall: the jumps, the chain's rules, the chain.
+    assert (changed(output, HEAD), changed(output, WORKER)) == (4, 4)
     assert (
         output.index("Absent | Remove the Ray worker containers")
         < output.index(f"changed: [{WORKER}]")
@@ -251,3 +448,8 @@ def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():
         assert host.run(f"docker inspect {CONTAINER}").rc != 0
         assert host.run(f"docker image inspect {IMAGE}").rc == 0
         assert host.file(ENV_FILE).exists
+        # The role's firewall chain and jump are gone with Ray; Docker's chains are not.
+        for command in ("iptables", "ip6tables"):
+            rules = iptables_rules(name, command)
+            assert not [rule for rule in rules if CHAIN in rule], rules
+        assert "-A FORWARD -j DOCKER-USER" in iptables_rules(name), name
