@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from drill_lab import api_key, node, pair, record, timed
+from drill_lab import Run, api_key, node, pair, record, timed
 
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
 # A second server on the head for the single-node drills, beside the pair's own (port 8000).
@@ -38,8 +38,15 @@ def running_containers(host: str) -> list[str]:
     return sorted(node(host).check_output("docker ps --no-trunc --format '{{.ID}} {{.Names}}'").splitlines())
 
 
-def serve_on_head(extra: dict) -> object:
-    return timed("serve.yml", {**SINGLE_NODE, **extra}, "--limit", pair().head)
+def failed_launch_on_head(extra: dict, bound: float) -> Run:
+    """Serve on the head alone with these variables, which must fail within bound seconds; the server is removed."""
+    try:
+        run = timed("serve.yml", {**SINGLE_NODE, **extra}, "--limit", pair().head)
+    finally:
+        remove_drill_server(pair().head)
+    assert run.code == 2, run.output[-3000:]
+    assert run.seconds <= bound, run.seconds
+    return run
 
 
 def test_drill_1_an_image_without_the_models_class_is_refused_before_any_container_starts():
@@ -115,29 +122,19 @@ def test_drill_3_a_kv_cache_too_small_for_max_model_len_is_classified_with_vllms
         "vllm_serve_enforce_eager": True,
         "vllm_serve_extra_args": ["--hf-overrides", json.dumps({"max_position_embeddings": 8388608})],
     }
-    try:
-        run = serve_on_head(extra)
-        assert run.code == 2, run.output[-3000:]
-        assert "vLLM failed (kv_cache_insufficient)" in run.output, run.output[-3000:]
-        estimate = re.search(r"The KV cache holds at most ([0-9]+) tokens: set --max-model-len \1 or lower", run.output)
-        assert estimate, run.output[-3000:]
-        assert f"the estimated maximum model length is {estimate.group(1)}" in run.output
-        assert run.seconds <= 240, run.seconds
-        record("3 KV cache too small", run.seconds, 240, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens)")
-    finally:
-        remove_drill_server(pair().head)
+    run = failed_launch_on_head(extra, 240)
+    assert "vLLM failed (kv_cache_insufficient)" in run.output, run.output[-3000:]
+    estimate = re.search(r"The KV cache holds at most ([0-9]+) tokens: set --max-model-len \1 or lower", run.output)
+    assert estimate, run.output[-3000:]
+    assert f"the estimated maximum model length is {estimate.group(1)}" in run.output
+    record("3 KV cache too small", run.seconds, 240, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens)")
 
 
 def test_drill_4_the_ray_executor_on_the_cpu_build_is_classified_and_explained():
-    try:
-        run = serve_on_head({"vllm_serve_executor": "ray"})
-        assert run.code == 2, run.output[-3000:]
-        assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
-        assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in run.output
-        assert run.seconds <= 240, run.seconds
-        record("4 Ray executor on the CPU build", run.seconds, 240, "vllm_wait: bad_argument (platform refuses Ray)")
-    finally:
-        remove_drill_server(pair().head)
+    run = failed_launch_on_head({"vllm_serve_executor": "ray"}, 240)
+    assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
+    assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in run.output
+    record("4 Ray executor on the CPU build", run.seconds, 240, "vllm_wait: bad_argument (platform refuses Ray)")
 
 
 def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
@@ -156,16 +153,10 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
 
 
 def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_vllms_warning():
-    extra = {"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}}
-    try:
-        run = serve_on_head(extra)
-        assert run.code == 2, run.output[-3000:]
-        assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in run.output, run.output[-3000:]
-        assert "vLLM runs with max_model_len=512" in run.output
-        assert run.seconds <= 120, run.seconds
-        record("6 env-var entrypoint trap", run.seconds, 120, "vllm_wait: ignored_environment")
-    finally:
-        remove_drill_server(pair().head)
+    run = failed_launch_on_head({"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}}, 120)
+    assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in run.output, run.output[-3000:]
+    assert "vLLM runs with max_model_len=512" in run.output
+    record("6 env-var entrypoint trap", run.seconds, 120, "vllm_wait: ignored_environment")
 
 
 BAD_INVENTORY = {

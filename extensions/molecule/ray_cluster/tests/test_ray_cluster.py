@@ -229,33 +229,27 @@ def iptables_rules(name: str, command: str = "iptables") -> list[str]:
     return node(name).check_output(f"{command} -S").splitlines()
 
 
-@pytest.mark.parametrize("name", [HEAD, WORKER])
-def test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(name):
-    rules = iptables_rules(name)
+def assert_ray_chain(rules: list[str], sources: list[str]) -> None:
+    """One jump, first in INPUT, for every pinned port and the workers' range; the chain accepts loopback, replies and the sources."""
     jump = [rule for rule in rules if rule.endswith(f"-j {CHAIN}")]
-    # One jump, first in INPUT, for every pinned port and the workers' range.
     assert len(jump) == 1, rules
     assert re.fullmatch(rf"-A INPUT -p tcp -m multiport --dports {DPORTS} .*-j {CHAIN}", jump[0]), jump
     assert next(rule for rule in rules if rule.startswith("-A INPUT ")) == jump[0], rules
     assert [rule for rule in rules if rule.startswith(f"-A {CHAIN} ")] == [
         f"-A {CHAIN} -i lo -j ACCEPT",
         f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
-        f"-A {CHAIN} -s {FABRIC_IP[HEAD]}/32 -j ACCEPT",
-        f"-A {CHAIN} -s {FABRIC_IP[WORKER]}/32 -j ACCEPT",
+        *(f"-A {CHAIN} -s {source}/32 -j ACCEPT" for source in sources),
         f"-A {CHAIN} -j DROP",
     ], rules
+
+
+@pytest.mark.parametrize("name", [HEAD, WORKER])
+def test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(name):
+    rules = iptables_rules(name)
+    assert_ray_chain(rules, [FABRIC_IP[HEAD], FABRIC_IP[WORKER]])
     # Docker's chains in the lab node (its nested engine) are still there.
     assert "-A FORWARD -j DOCKER-USER" in rules, rules
-    rules6 = iptables_rules(name, "ip6tables")
-    jump6 = [rule for rule in rules6 if rule.endswith(f"-j {CHAIN}")]
-    assert len(jump6) == 1, rules6
-    assert re.fullmatch(rf"-A INPUT -p tcp -m multiport --dports {DPORTS} .*-j {CHAIN}", jump6[0]), jump6
-    assert next(rule for rule in rules6 if rule.startswith("-A INPUT ")) == jump6[0], rules6
-    assert [rule for rule in rules6 if rule.startswith(f"-A {CHAIN} ")] == [
-        f"-A {CHAIN} -i lo -j ACCEPT",
-        f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
-        f"-A {CHAIN} -j DROP",
-    ], rules6
+    assert_ray_chain(iptables_rules(name, "ip6tables"), [])
 
 
 def connects(address: str, port: int, timeout: float = 3.0) -> bool:
