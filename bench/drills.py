@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Run the failure drills and print, per drill, the seconds from the start of the failing playbook to the failure.
 
 Against the lab that `make site` brought up (the default inventory, inventories/lab), or any pair
