@@ -187,6 +187,7 @@ def test_drill_7_a_bad_inventory_value_stops_site_before_any_host_changes(variab
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=1 +changed=0 +unreachable=0 +failed=1 ", run.output), run.output[-1500:]
     assert "Gathering Facts" not in run.output
+    assert run.seconds <= 30, run.seconds
     record(f"7 bad inventory: {variable}", run.seconds, 30, "validate_inventory: argument_specs")
 
 
@@ -219,9 +220,11 @@ def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agree
     assert rerun.code == 0, rerun.output[-3000:]
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", rerun.output), rerun.output[-2000:]
+    assert rerun.seconds <= 300, rerun.seconds
     record("8 re-run of site.yml", rerun.seconds, 300, "changed=0")
     check = timed("site.yml", {}, "--check")
     assert check.code == 0, check.output[-3000:]
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", check.output), check.output[-2000:]
+    assert check.seconds <= 300, check.seconds
     record("8 site.yml --check", check.seconds, 300, "changed=0, failed=0")
