@@ -12,6 +12,7 @@ image has every architecture a model's config.json names. No I/O here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -131,6 +132,13 @@ def parse_image_inspect(text: str) -> dict[str, Any]:
         "cmd": config.get("Cmd") or [],
         "env": env,
     }
+
+
+def probe_cache_name(image_id: str) -> str:
+    """The file name that keeps an image's probe answer: the image ID names what the image holds
+    (entrypoint and command included), the probe's digest the questions it was asked."""
+    probe = hashlib.sha256(PROBE_SCRIPT.encode("utf-8")).hexdigest()[:12]
+    return f"{image_id.rsplit(':', maxsplit=1)[-1]}-{probe}.txt"
 
 
 def parse_probe_output(text: str) -> dict[str, Any]:

@@ -46,6 +46,18 @@ options:
     description: Seconds the probe may take (importing vLLM's registry imports torch; tens of seconds on a slow host).
     type: int
     default: 300
+  probe_cache:
+    description:
+      - Keep the probe's answer in O(probe_cache_dir), one file per image ID, and answer from it the next time:
+        an image ID names what the image holds, so its answer cannot change. Importing vLLM takes tens of seconds,
+        and minutes on a loaded host; the cached answer takes none.
+      - Only answers without errors are kept; a probe that timed out is asked again.
+    type: bool
+    default: true
+  probe_cache_dir:
+    description: Where the probe's answers are kept, on the host (created when missing).
+    type: path
+    default: /var/cache/sparkinfer/vllm-image-probes
   model_architectures:
     description: The architectures the model's C(config.json) names; the module fails when the image lacks one.
     type: list
@@ -56,6 +68,8 @@ options:
     default: false
 notes:
   - The probe runs with C(--network none) and C(--rm); it changes nothing on the host, so it runs in check mode too.
+  - The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
+    write it.
 """
 
 EXAMPLES = r"""
@@ -168,6 +182,10 @@ vllm_image:
       description: The facts the probe could not read, with the error each raised.
       type: dict
       sample: {ray_version: "ModuleNotFoundError: No module named 'ray'"}
+    probe_cached:
+      description: True when the probe's facts came from O(probe_cache_dir) instead of a probe container.
+      type: bool
+      sample: false
 missing_architectures:
   description: The O(model_architectures) the image lacks, with the first vLLM that has each where known.
   returned: always
@@ -176,6 +194,8 @@ missing_architectures:
   sample: [{architecture: Qwen3_5MoeForConditionalGeneration, first_vllm: 0.17.0, last_vllm: null}]
 """
 
+import os
+import tempfile
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
@@ -187,6 +207,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     missing_architectures,
     parse_image_inspect,
     parse_probe_output,
+    probe_cache_name,
 )
 
 _ABSENT: dict[str, Any] = {
@@ -220,6 +241,10 @@ class VllmImageInfo:
         return parse_image_inspect(out)
 
     def probe(self, image: dict) -> dict:
+        cache = os.path.join(self.params["probe_cache_dir"], probe_cache_name(image["id"])) if self.params["probe_cache"] else None
+        kept = self.kept_answer(cache) if cache else None
+        if kept is not None:
+            return {**kept, "probe_cached": True}
         words = [*image["entrypoint"], *image["cmd"]]
         rc, out, err = self._run(
             "run",
@@ -235,10 +260,35 @@ class VllmImageInfo:
             *words,
         )
         try:
-            return parse_probe_output(out)
+            facts = parse_probe_output(out)
         except VllmImageError as exc:
             self.module.fail_json(msg=f"cannot probe {self.params['image']} (rc={rc}): {exc}", stderr=err[-4000:])
-        raise AssertionError("unreachable")  # fail_json does not return
+            raise AssertionError("unreachable") from exc  # fail_json does not return
+        if cache and not facts["probe_errors"] and not self.module.check_mode:
+            self.keep(cache, out)
+        return {**facts, "probe_cached": False}
+
+    @staticmethod
+    def kept_answer(cache: str) -> dict | None:
+        """The facts of a kept probe answer; None when there is none, or it cannot be read (then it is replaced)."""
+        try:
+            with open(cache, encoding="utf-8") as kept:
+                return parse_probe_output(kept.read())
+        except (OSError, UnicodeDecodeError, VllmImageError):
+            return None
+
+    def keep(self, cache: str, answer: str) -> None:
+        """Write the probe's answer whole or not at all: a reader never sees half a file."""
+        directory = os.path.dirname(cache)
+        try:
+            os.makedirs(directory, mode=0o755, exist_ok=True)
+            handle, partial = tempfile.mkstemp(dir=directory, prefix=".probe-")
+            with os.fdopen(handle, "w", encoding="utf-8") as written:
+                written.write(answer)
+            os.chmod(partial, 0o644)
+            os.replace(partial, cache)
+        except OSError as exc:
+            self.module.warn(f"the image probe's answer could not be kept in {cache} ({exc}); the next run probes again")
 
     def main(self) -> None:
         image = self.inspect()
@@ -272,6 +322,8 @@ def main() -> None:
             "docker_path": {"type": "str", "default": "docker"},
             "probe": {"type": "bool", "default": True},
             "probe_timeout": {"type": "int", "default": 300},
+            "probe_cache": {"type": "bool", "default": True},
+            "probe_cache_dir": {"type": "path", "default": "/var/cache/sparkinfer/vllm-image-probes"},
             "model_architectures": {"type": "list", "elements": "str"},
             "require_ray": {"type": "bool", "default": False},
         },
