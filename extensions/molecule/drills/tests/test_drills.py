@@ -39,7 +39,10 @@ def running_containers(host: str) -> list[str]:
 
 
 def failed_launch_on_head(extra: dict, bound: float) -> Run:
-    """Serve on the head alone with these variables, which must fail within bound seconds; the server is removed."""
+    """Serve on the head alone with these variables, which must fail within bound seconds; the server is removed.
+
+    The bounds allow for vLLM's start on CI's two cores shared with another scenario (drill 3 took 162 s there),
+    and stay far below the gate's own timeout (vllm_serve_wait_timeout, 1800 s)."""
     try:
         run = timed("serve.yml", {**SINGLE_NODE, **extra}, "--limit", pair().head)
     finally:
@@ -92,6 +95,7 @@ def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_
         health = timed("network.yml")
         assert health.code == 2, health.output[-3000:]
         assert f"The fabric fails between {pair().head} -> {pair().worker} ({pair().worker_ip}" in health.output, health.output[-3000:]
+        assert health.seconds <= stall_timeout + 30, health.seconds
         record("2a fabric cut: network.yml", health.seconds, stall_timeout + 30, "nccl_network: fabric ping")
 
         launch = timed(
@@ -106,8 +110,10 @@ def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_
         # Detected once the ranks have been silent for stall_timeout, not after the gate's whole timeout (1800 s).
         assert stall_timeout <= int(silence.group(1)) <= stall_timeout + 30
         record("2b fabric cut: vLLM gate, silence after distributed init", float(silence.group(1)), stall_timeout + 30, "vllm_wait: stalled")
-        assert launch.seconds <= 240, launch.seconds
-        record("2c fabric cut: vLLM gate, whole launch", launch.seconds, 240, "vllm_wait: stalled + fabric ping of each rank")
+        # The launch up to distributed init depends on the host's load (249 s on CI's two busy cores): the bound
+        # shows the gate gave up long before its own timeout.
+        assert launch.seconds <= 480, launch.seconds
+        record("2c fabric cut: vLLM gate, whole launch", launch.seconds, 480, "vllm_wait: stalled + fabric ping of each rank")
     finally:
         mend_fabric()
         remove_drill_server()
@@ -122,19 +128,19 @@ def test_drill_3_a_kv_cache_too_small_for_max_model_len_is_classified_with_vllms
         "vllm_serve_enforce_eager": True,
         "vllm_serve_extra_args": ["--hf-overrides", json.dumps({"max_position_embeddings": 8388608})],
     }
-    run = failed_launch_on_head(extra, 240)
+    run = failed_launch_on_head(extra, 360)
     assert "vLLM failed (kv_cache_insufficient)" in run.output, run.output[-3000:]
     estimate = re.search(r"The KV cache holds at most ([0-9]+) tokens: set --max-model-len \1 or lower", run.output)
     assert estimate, run.output[-3000:]
     assert f"the estimated maximum model length is {estimate.group(1)}" in run.output
-    record("3 KV cache too small", run.seconds, 240, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens)")
+    record("3 KV cache too small", run.seconds, 360, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens)")
 
 
 def test_drill_4_the_ray_executor_on_the_cpu_build_is_classified_and_explained():
-    run = failed_launch_on_head({"vllm_serve_executor": "ray"}, 240)
+    run = failed_launch_on_head({"vllm_serve_executor": "ray"}, 360)
     assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
     assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in run.output
-    record("4 Ray executor on the CPU build", run.seconds, 240, "vllm_wait: bad_argument (platform refuses Ray)")
+    record("4 Ray executor on the CPU build", run.seconds, 360, "vllm_wait: bad_argument (platform refuses Ray)")
 
 
 def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
@@ -145,18 +151,19 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
         assert run.code == 2, run.output[-3000:]
         assert f"{pair().worker} ({pair().worker_ip}) has no Ray raylet in its container sparkinfer-ray" in run.output, run.output[-3000:]
         assert "exited" in run.output
-        assert run.seconds <= 60, run.seconds
-        record("5 worker lost", run.seconds, 60, "ray_cluster: node without raylet")
+        # The wait's 30 s, and Ansible's own time on a loaded host.
+        assert run.seconds <= 90, run.seconds
+        record("5 worker lost", run.seconds, 90, "ray_cluster: node without raylet")
     finally:
         restored = timed("cluster.yml")
         assert restored.code == 0, restored.output[-3000:]
 
 
 def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_vllms_warning():
-    run = failed_launch_on_head({"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}}, 120)
+    run = failed_launch_on_head({"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}}, 180)
     assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in run.output, run.output[-3000:]
     assert "vLLM runs with max_model_len=512" in run.output
-    record("6 env-var entrypoint trap", run.seconds, 120, "vllm_wait: ignored_environment")
+    record("6 env-var entrypoint trap", run.seconds, 180, "vllm_wait: ignored_environment")
 
 
 BAD_INVENTORY = {
@@ -220,11 +227,11 @@ def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agree
     assert rerun.code == 0, rerun.output[-3000:]
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", rerun.output), rerun.output[-2000:]
-    assert rerun.seconds <= 300, rerun.seconds
-    record("8 re-run of site.yml", rerun.seconds, 300, "changed=0")
+    assert rerun.seconds <= 600, rerun.seconds
+    record("8 re-run of site.yml", rerun.seconds, 600, "changed=0")
     check = timed("site.yml", {}, "--check")
     assert check.code == 0, check.output[-3000:]
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", check.output), check.output[-2000:]
-    assert check.seconds <= 300, check.seconds
-    record("8 site.yml --check", check.seconds, 300, "changed=0, failed=0")
+    assert check.seconds <= 600, check.seconds
+    record("8 site.yml --check", check.seconds, 600, "changed=0, failed=0")
