@@ -48,9 +48,9 @@ options:
     default: 300
   probe_cache:
     description:
-      - Keep the probe's answer in O(probe_cache_dir), one file per image ID, and answer from it the next time:
+      - "Keep the probe's answer in O(probe_cache_dir), one file per image ID, and answer from it the next time:
         an image ID names what the image holds, so its answer cannot change. Importing vLLM takes tens of seconds,
-        and minutes on a loaded host; the cached answer takes none.
+        and minutes on a loaded host; the cached answer takes none."
       - Only answers without errors are kept; a probe that timed out is asked again.
     type: bool
     default: true
@@ -68,8 +68,8 @@ options:
     default: false
 notes:
   - The probe runs with C(--network none) and C(--rm); it changes nothing on the host, so it runs in check mode too.
-  - The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
-    write it.
+  - "The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
+    write it."
 """
 
 EXAMPLES = r"""

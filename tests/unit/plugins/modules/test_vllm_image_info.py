@@ -165,7 +165,7 @@ def test_a_cache_that_cannot_be_written_warns_and_the_facts_still_come(cache):
 
 
 def test_without_the_cache_every_run_probes(cache):
-    for _ in range(2):
+    for _run in range(2):
         commands = docker_answering("vllm-cpu-0.32.0-lab")
         run_module(vllm_image_info.main, {"probe_cache_dir": str(cache), "probe_cache": False, "image": IMAGE}, commands)
         assert len(commands.calls) == 2
