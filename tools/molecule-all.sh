@@ -19,6 +19,22 @@ if [ "$listed" != "$all" ]; then
   exit 1
 fi
 
+# A run cut short (a CI time limit, a killed session) leaves its scenarios' node containers and
+# networks behind. Each scenario's destroy would remove its own, but only once its lane reaches it:
+# until then they hold their subnets and, running, the cores. So destroy them all first.
+docker_names=$( (docker ps -a --format '{{.Names}}'; docker network ls --format '{{.Name}}') | sort -u)
+for scenario in $all; do
+  declared=$(python3 tools/molecule-declared-names.py "extensions/molecule/$scenario/molecule.yml" | sort -u)
+  leftovers=$(comm -12 <(echo "$declared") <(echo "$docker_names") | paste -sd' ')
+  if [ -n "$leftovers" ]; then
+    echo "molecule-all: scenario $scenario left $leftovers behind (an earlier run cut short); destroying them"
+    if ! molecule destroy -s "$scenario" >"$logs/$scenario-leftovers.log" 2>&1; then
+      echo "molecule-all: molecule destroy -s $scenario failed; see $logs/$scenario-leftovers.log" >&2
+      exit 1
+    fi
+  fi
+done
+
 # Each scenario creates its own fabric network; Docker refuses a subnet another network holds
 # ("Pool overlaps with other one on this address space"), so say which one before anything starts.
 scenario_subnets=$(grep -ho 'subnet: [0-9./]*' extensions/molecule/*/molecule.yml | awk '{print $2}' | sort -u)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +29,13 @@ def tiny_model(tmp_path_factory) -> Path:
     model = tmp_path_factory.mktemp("model") / "tiny-qwen3-moe"
     subprocess.run([str(VENV / "bin" / "python"), str(REPO / "lab/tiny-model/make_tiny_qwen3_moe.py"), str(model)], check=True, capture_output=True)
     return model
+
+
+def free_loopback_port() -> int:
+    """A port nothing listens on now: a fixed one may still be held by a server of a run cut short."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def start_server(model: Path, log: Path, port: int) -> subprocess.Popen:
@@ -64,7 +72,7 @@ def ansible_module(module: str, args: dict) -> tuple[int, dict]:
 
 def test_gate_fails_within_seconds_of_a_wrong_architecture(tiny_model, tmp_path):
     log = tmp_path / "serve.log"
-    server = start_server(tiny_model, log, 18101)
+    server = start_server(tiny_model, log, free_loopback_port())
     try:
         rc, result = ansible_module(
             "vllm_wait",
@@ -89,12 +97,13 @@ def test_gate_fails_within_seconds_of_a_wrong_architecture(tiny_model, tmp_path)
 
 def test_real_server_passes_the_gate_and_answers(tiny_model, tmp_path):
     log = tmp_path / "serve.log"
-    server = start_server(tiny_model, log, 18102)
+    port = free_loopback_port()
+    server = start_server(tiny_model, log, port)
     try:
         rc, result = ansible_module(
             "vllm_wait",
             {"path": str(log), "expect": {"architecture": "Qwen3MoeForCausalLM", "quantization": None, "pipeline_parallel_size": 1},
-             "url": "http://127.0.0.1:18102", "timeout": 900, "stall_timeout": 600},
+             "url": f"http://127.0.0.1:{port}", "timeout": 900, "stall_timeout": 600},
         )  # fmt: skip
         info_rc, info = ansible_module("vllm_log_info", {"path": str(log)})
     finally:
