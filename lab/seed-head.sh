@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bring to a lab node what an operator brings to the head of a fresh Spark pair: the lab vLLM
-# image (no registry: docker save | docker load into the node's own engine) and the model (the
-# tiny Qwen3-MoE, generated with the image's own transformers). What the node has is kept.
+# image (no registry: docker save, once per image ID, then docker load into the node's own engine)
+# and the model (the tiny Qwen3-MoE, generated with the image's own transformers, once per
+# machine). What the node has is kept.
 # Usage: seed-head.sh NODE_CONTAINER [MODELS_DIR]   (MODELS_DIR defaults to /opt/sparkinfer/models)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,17 +10,34 @@ node=$1
 models=${2:-/opt/sparkinfer/models}
 image=sparkinfer-lab-vllm:latest
 model="$models/tiny-qwen3-moe"
+cache=${SPARKINFER_CACHE:-/var/cache/sparkinfer}
+generator="$here/tiny-model/make_tiny_qwen3_moe.py"
 
 wanted=$(docker image inspect --format '{{.Id}}' "$image")
 if [ "$(docker exec "$node" docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)" != "$wanted" ]; then
   start=$(date +%s)
-  docker save "$image" | docker exec -i "$node" docker load >/dev/null
+  docker exec -i "$node" docker load <"$("$here/image-tarball.sh" "$image")" >/dev/null
   echo "seed: loaded $image into $node in $(( $(date +%s) - start ))s" >&2
 fi
+
+# The model is generated once per machine (importing torch and transformers costs a minute on two
+# busy cores, in every scenario) and kept while the image and the generator are unchanged.
+generated="$cache/tiny-qwen3-moe-$( (echo "$wanted"; sha256sum <"$generator") | sha256sum | cut -c1-16)"
+mkdir -p "$cache"
+(
+  flock 9   # the molecule lanes seed their heads at the same moment
+  if [ ! -f "$generated/config.json" ]; then
+    work=$(mktemp -d "$cache/tiny-qwen3-moe.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    docker run --rm --network none -v "$work:/models" -v "$generator:/make_tiny_qwen3_moe.py:ro" \
+      --entrypoint python3 "$image" /make_tiny_qwen3_moe.py /models/tiny-qwen3-moe >/dev/null
+    rm -rf "$generated"
+    mv "$work/tiny-qwen3-moe" "$generated"
+    echo "seed: generated the tiny model in $generated" >&2
+  fi
+) 9>"$cache/tiny-qwen3-moe.lock"
 if ! docker exec "$node" test -f "$model/config.json"; then
-  docker exec "$node" mkdir -p "$models"
-  docker cp "$here/tiny-model/make_tiny_qwen3_moe.py" "$node:/tmp/make_tiny_qwen3_moe.py"
-  docker exec "$node" docker run --rm --network none -v "$models:/models" -v /tmp/make_tiny_qwen3_moe.py:/make_tiny_qwen3_moe.py:ro \
-    --entrypoint python3 "$image" /make_tiny_qwen3_moe.py /models/tiny-qwen3-moe >/dev/null
-  echo "seed: generated $model on $node" >&2
+  docker exec "$node" mkdir -p "$model"
+  tar -C "$generated" -c . | docker exec -i "$node" tar -C "$model" -x
+  echo "seed: copied the tiny model to $model on $node" >&2
 fi

@@ -15,7 +15,7 @@ wanted=$(docker image inspect --format '{{.Id}}' "$image")
 for node in "$@"; do
   if [ "$(docker exec "$node" docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)" != "$wanted" ]; then
     start=$(date +%s)
-    docker save "$image" | docker exec -i "$node" docker load >/dev/null
+    docker exec -i "$node" docker load <"$("$here/image-tarball.sh" "$image")" >/dev/null
     echo "seed: loaded $image into $node in $(( $(date +%s) - start ))s" >&2
   fi
   # The head's model, byte for byte (a model generated on each node would have other random weights).
