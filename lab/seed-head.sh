@@ -13,16 +13,12 @@ model="$models/tiny-qwen3-moe"
 cache=${SPARKINFER_CACHE:-/var/cache/sparkinfer}
 generator="$here/tiny-model/make_tiny_qwen3_moe.py"
 
-wanted=$(docker image inspect --format '{{.Id}}' "$image")
-if [ "$(docker exec "$node" docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)" != "$wanted" ]; then
-  start=$(date +%s)
-  docker exec -i "$node" docker load <"$("$here/image-tarball.sh" "$image")" >/dev/null
-  echo "seed: loaded $image into $node in $(( $(date +%s) - start ))s" >&2
-fi
+"$here/load-image.sh" "$node" "$image"
 
 # The model is generated once per machine (14 s on an idle machine, importing torch and transformers;
 # far longer on two busy cores) and kept while the image and the generator are unchanged.
-generated="$cache/tiny-qwen3-moe-$( (echo "$wanted"; sha256sum <"$generator") | sha256sum | cut -c1-16)"
+image_id=$(docker image inspect --format '{{.Id}}' "$image")
+generated="$cache/tiny-qwen3-moe-$( (echo "$image_id"; sha256sum <"$generator") | sha256sum | cut -c1-16)"
 mkdir -p "$cache"
 (
   flock 9   # the molecule lanes seed their heads at the same moment

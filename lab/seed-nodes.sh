@@ -11,13 +11,8 @@ models=/opt/sparkinfer/models
 image=sparkinfer-lab-vllm:latest
 
 "$here/seed-head.sh" "$head" "$models"
-wanted=$(docker image inspect --format '{{.Id}}' "$image")
 for node in "$@"; do
-  if [ "$(docker exec "$node" docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)" != "$wanted" ]; then
-    start=$(date +%s)
-    docker exec -i "$node" docker load <"$("$here/image-tarball.sh" "$image")" >/dev/null
-    echo "seed: loaded $image into $node in $(( $(date +%s) - start ))s" >&2
-  fi
+  "$here/load-image.sh" "$node" "$image"
   # The head's model, byte for byte (a model generated on each node would have other random weights).
   docker exec "$node" rm -rf "$models/tiny-qwen3-moe"
   docker exec "$node" mkdir -p "$models"
