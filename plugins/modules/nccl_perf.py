@@ -207,6 +207,7 @@ from dataclasses import replace
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_tests import (
     SPARK_PAIR_MIN_BUSBW_GBPS,
     NcclTestsParseError,
@@ -214,12 +215,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_tests imp
     parse_nccl_tests,
 )
 
-# Seconds timeout(1) waits after SIGTERM before it sends SIGKILL to the process group.
-KILL_AFTER = 10
 TAIL_LINES = 20
-# timeout(1) exits 124 when it stopped the command, 128 + 9 when it had to KILL it.
-TIMEOUT_RC = 124
-KILLED_RC = 137
 
 
 class NcclPerf:
@@ -239,14 +235,13 @@ class NcclPerf:
         if timeout <= 0:
             self.module.fail_json(msg=f"timeout must be a positive number of seconds, not {timeout}")
         wrapper = self.module.get_bin_path("timeout", required=True)
-        cmd = [wrapper, f"--kill-after={KILL_AFTER}", str(timeout), *argv]
+        cmd = bounded_argv(wrapper, timeout, argv)
         environ = {str(name): str(value) for name, value in self.params["environment"].items()}
         environ["LC_ALL"] = "C"
         started = self.clock()
         rc, out, err = self.module.run_command(cmd, environ_update=environ)
         elapsed = self.clock() - started
-        timed_out = rc == TIMEOUT_RC or (rc == KILLED_RC and elapsed >= timeout)
-        return out + ("\n" + err if err else ""), rc, cmd, timed_out
+        return out + ("\n" + err if err else ""), rc, cmd, timed_out(rc, elapsed, timeout)
 
     def main(self) -> None:
         text, rc, cmd, timed_out = self.run()
