@@ -37,8 +37,18 @@ EXPECTABLE = (
 _ALIVE = {"created", "running", "restarting"}
 
 
+# The longest part of a log line quoted in a failure message; the whole line is in the facts.
+MESSAGE_LINE_CHARS = 500
+
+
 class LogSource(Protocol):
     def read_new(self) -> list[str]: ...
+
+    # Whether read_new() stopped at its cap with more of the log already waiting.
+    def backlog(self) -> bool: ...
+
+    # Why there is no log to read yet (such as a file that does not exist), or None.
+    def missing(self) -> str | None: ...
 
     def state(self) -> dict[str, Any] | None: ...
 
@@ -72,6 +82,18 @@ def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None
     return None
 
 
+def quoted(line: str) -> str:
+    """A log line as a message quotes it: cut after MESSAGE_LINE_CHARS."""
+    return line if len(line) <= MESSAGE_LINE_CHARS else f"{line[:MESSAGE_LINE_CHARS]} [...]"
+
+
+def check_bounds(timeout: float, stall_timeout: float, poll_interval: float) -> None:
+    """Refuse times that are not positive: a poll interval of 0 would spin, a timeout of 0 never wait."""
+    for name, value in (("timeout", timeout), ("stall_timeout", stall_timeout), ("poll_interval", poll_interval)):
+        if value <= 0:
+            raise ValueError(f"{name} must be more than 0 seconds, not {value}")
+
+
 def ignored_environment(given_env: Iterable[str], scanner: VllmLogScanner) -> list[str]:
     """The variables the container was given that vLLM says it does not know: they changed nothing."""
     unknown = {warning.split(":", 1)[1] for warning in scanner.facts()["warnings"] if warning.startswith("unknown_env_var:")}
@@ -93,6 +115,7 @@ def wait_for_vllm(
     tail_lines: int = 20,
 ) -> WaitResult:
     """Follow the log until target_stage (and, with a probe, until the API answers)."""
+    check_bounds(timeout, stall_timeout, poll_interval)
     expect = expect or {}
     scanner = VllmLogScanner()
     tail: deque[str] = deque(maxlen=max(0, min(tail_lines, 200)))
@@ -104,6 +127,13 @@ def wait_for_vllm(
 
     def result(ok: bool, reason: str | None, message: str) -> WaitResult:
         return WaitResult(ok, reason, message, scanner.facts(), stage_seconds, round(clock() - start, 3), list(tail))
+
+    def timed_out() -> WaitResult:
+        missing = source.missing()
+        if missing:
+            return result(False, "timeout", f"vLLM did not reach {target_stage} within {timeout:.0f} s: {missing}, so there was no log to read.")
+        waited = f" (API: {probe_detail})" if probe_detail else ""
+        return result(False, "timeout", f"vLLM did not reach {target_stage} within {timeout:.0f} s; stage {scanner.facts()['stage']}{waited}.")
 
     while True:
         new = source.read_new()
@@ -117,10 +147,16 @@ def wait_for_vllm(
                 last_progress = now
         for stage in scanner.stages_seen():
             stage_seconds.setdefault(stage, round(now - start, 3))
+        if source.backlog():
+            # More of the log is already written: read it before judging, since an earlier start's
+            # failure may be followed by a good start, and without sleeping.
+            if now - start >= timeout:
+                return timed_out()
+            continue
         facts = scanner.facts()
         if facts["outcome"] in FAILURE_OUTCOMES:
             error = facts["error"]
-            return result(False, facts["outcome"], f"vLLM failed ({facts['outcome']}): {error['line']} -- {error['hint']}")
+            return result(False, facts["outcome"], f"vLLM failed ({facts['outcome']}): {quoted(error['line'])} -- {error['hint']}")
         ignored = ignored_environment(given_env, scanner)
         # vLLM warns before it settles its config: fail once the config shows what the setting became.
         if ignored and (facts["max_model_len"] is not None or scanner.stage_index() >= STAGE_INDEX["engine_config"]):
@@ -159,10 +195,5 @@ def wait_for_vllm(
                 "runs the same image and flags.",
             )
         if now - start >= timeout:
-            waited = f" (API: {probe_detail})" if probe_detail else ""
-            return result(
-                False,
-                "timeout",
-                f"vLLM did not reach {target_stage} within {timeout:.0f} s; stage {facts['stage']}{waited}.",
-            )
+            return timed_out()
         sleep(max(0.0, min(poll_interval, timeout - (now - start))))

@@ -114,6 +114,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_sourc
     LOG_SOURCE_ARGUMENTS,
     LogSourceError,
     Tee,
+    argument_problem,
     log_source,
 )
 
@@ -121,7 +122,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_sourc
 def log_lines(module: AnsibleModule) -> Iterator[str]:
     if module.params["content"] is not None:
         return iter(module.params["content"].splitlines())
-    return log_source(module.params, module.get_bin_path, module.run_command).stream()
+    return log_source(module).stream()
 
 
 def main() -> None:
@@ -132,6 +133,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     params = module.params
+    problem = argument_problem(params)
+    if problem:
+        module.fail_json(msg=problem)
     tee = Tee(log_lines(module), params["tail_lines"])
     scanner = VllmLogScanner()
     try:

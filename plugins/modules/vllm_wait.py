@@ -56,15 +56,19 @@ options:
     elements: str
     default: []
   timeout:
-    description: Seconds to wait in all.
+    description:
+      - Seconds to wait in all; 1 or more.
+      - When O(path) does not exist by then, the failure says so.
     type: int
     default: 900
   stall_timeout:
-    description: Seconds without a new log line, once distributed init has begun, that count as a hang.
+    description: Seconds without a new log line, once distributed init has begun, that count as a hang; 1 or more.
     type: int
     default: 300
   poll_interval:
-    description: Seconds between reads of the log.
+    description:
+      - Seconds between reads of the log; more than 0.
+      - A log that already holds more than one read takes (4 MiB) is read on without waiting.
     type: float
     default: 2.0
   url:
@@ -131,6 +135,7 @@ tail:
 """
 
 import time
+from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -139,7 +144,9 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log impor
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
     LOG_SOURCE_ARGUMENTS,
     LogSourceError,
+    argument_problem,
     log_source,
+    seconds_problem,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE, wait_for_vllm
 
@@ -158,6 +165,14 @@ def api_probe(base_url: str, api_key: str | None, validate_certs: bool):
         return True, "ok"
 
     return probe
+
+
+def wait_argument_problem(params: dict[str, Any]) -> str | None:
+    """Why an option is out of range, or None."""
+    problem = seconds_problem("timeout", params["timeout"]) or seconds_problem("stall_timeout", params["stall_timeout"])
+    if problem is None and params["poll_interval"] <= 0:
+        problem = f"poll_interval must be more than 0 seconds, not {params['poll_interval']}"
+    return problem or argument_problem(params)
 
 
 def main() -> None:
@@ -179,10 +194,13 @@ def main() -> None:
         supports_check_mode=True,
     )
     params = module.params
+    problem = wait_argument_problem(params)
+    if problem:
+        module.fail_json(msg=problem)
     unknown = sorted(set(params["expect"]) - set(EXPECTABLE))
     if unknown:
         module.fail_json(msg=f"expect has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(EXPECTABLE)}")
-    source = log_source(params, module.get_bin_path, module.run_command)
+    source = log_source(module)
     probe = api_probe(params["url"], params["api_key"], params["validate_certs"]) if params["url"] else None
     try:
         outcome = wait_for_vllm(

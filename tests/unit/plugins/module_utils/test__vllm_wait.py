@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import STAGE_INDEX
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import wait_for_vllm
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import MESSAGE_LINE_CHARS, wait_for_vllm
 
 from .corpus import CORPUS, lab_log, lines
 
@@ -46,14 +46,35 @@ class ReplayedLog:
             return [self.then]
         return chunk
 
+    def backlog(self) -> bool:
+        return False
+
+    def missing(self) -> str | None:
+        return None
+
     def state(self):
         if self.status is None or self.read < len(self.lines):
             return None if self.status is None else {"status": "running", "exit_code": 0}
         return {"status": self.status, "exit_code": 1}
 
 
+class WrittenLog(ReplayedLog):
+    """A log already written when the wait starts, longer than one read takes: a backlog until all is read."""
+
+    def backlog(self) -> bool:
+        return self.read < len(self.lines)
+
+
+class MissingLog(ReplayedLog):
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def missing(self) -> str | None:
+        return "/var/log/vllm/serve.log does not exist"
+
+
 def wait(log, clock, **kwargs):
-    return wait_for_vllm(log, clock=clock, sleep=clock.sleep, poll_interval=1.0, **kwargs)
+    return wait_for_vllm(log, clock=clock, sleep=clock.sleep, **{"poll_interval": 1.0, **kwargs})
 
 
 def line_number(lines: list[str], text: str) -> int:
@@ -173,3 +194,56 @@ def test_unknown_variables_the_container_was_not_given_are_not_a_failure():
     clock = FakeClock()
     result = wait(ReplayedLog(ENV_TRAP, per_poll=50), clock, given_env=["VLLM_CPU_KVCACHE_SPACE"])
     assert (result.ok, result.reason) == (True, None)
+
+
+def test_a_written_log_is_read_to_its_end_without_sleeping_before_any_verdict():
+    # An earlier start that failed, then the start that reached ready: the latest start counts.
+    clock = FakeClock()
+    result = wait(WrittenLog(REFUSED + READY, per_poll=50), clock)
+    assert (result.ok, result.facts["outcome"]) == (True, "ready")
+    assert result.elapsed == 0
+
+
+def test_a_backlog_that_never_ends_still_times_out():
+    class Endless(WrittenLog):
+        def read_new(self) -> list[str]:
+            clock.now += 1
+            return ["INFO 12-02 15:00:00 [x.py:1] filler"]
+
+        def backlog(self) -> bool:
+            return True
+
+    clock = FakeClock()
+    result = wait(Endless([]), clock, timeout=30)
+    assert result.reason == "timeout"
+    assert result.elapsed == 30
+
+
+def test_a_log_that_never_appeared_is_named_in_the_timeout():
+    clock = FakeClock()
+    result = wait(MissingLog(), clock, timeout=60)
+    assert result.reason == "timeout"
+    assert result.message == "vLLM did not reach ready within 60 s: /var/log/vllm/serve.log does not exist, so there was no log to read."
+
+
+def test_a_long_failure_line_is_cut_in_the_message_and_whole_in_the_facts():
+    clock = FakeClock()
+    line = "ValueError: " + "x" * 10_000
+    result = wait(ReplayedLog([*READY[:5], line]), clock)
+    assert result.reason == "other_error"
+    assert result.facts["error"]["line"] == line
+    assert f"ValueError: {'x' * (MESSAGE_LINE_CHARS - 12)} [...] -- " in result.message
+    assert len(result.message) < MESSAGE_LINE_CHARS + 300
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [
+        ({"timeout": 0}, "timeout must be more than 0 seconds, not 0"),
+        ({"stall_timeout": -1}, "stall_timeout must be more than 0 seconds, not -1"),
+        ({"poll_interval": 0.0}, "poll_interval must be more than 0 seconds, not 0.0"),
+    ],
+)
+def test_times_that_are_not_positive_are_refused(bounds, message):
+    with pytest.raises(ValueError, match=message):
+        wait(ReplayedLog(READY), FakeClock(), **bounds)
