@@ -31,7 +31,8 @@ GPU_QUERY_FIELDS = (
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]$")
 _SMI_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)")
-_MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$")
+# ASCII only: /proc/meminfo is ASCII, and digits of other scripts (Arabic-Indic, fullwidth) must not read as figures.
+_MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$", re.ASCII)
 
 
 class Gb10ParseError(ValueError):
@@ -74,7 +75,7 @@ def _mib(raw: str | None) -> int | None:
     number = raw.split()[0]
     try:
         return int(float(number))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # "nan" and "inf" parse as floats but are no number of MiB
         raise Gb10ParseError(f"memory value {raw!r} is not a number of MiB") from exc
 
 

@@ -45,6 +45,9 @@ DEFAULT_RESERVE_GIB = 5.0
 DEFAULT_STARTUP_FREE_GIB = 101.5
 # The largest cluster needed_nodes considers.
 MAX_NODES = 64
+# Every number given must be below this (2**63): far above any memory in bytes or KiB, and low enough that the plan's
+# products (KiB to bytes, tokens x bytes per token) stay finite floats.
+MAX_INPUT = 1 << 63
 NODE_KEYS = ("name", "mem_available_kib", "mem_total_kib")
 
 
@@ -60,13 +63,22 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _shown(value: Any) -> str:
+    """A value as the error shows it: its repr, cut short when long (10**400 has 401 digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
 def _number(name: str, value: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    # math.isfinite() of an int past the float range (10**400) raises: compare with MAX_INPUT first.
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (isinstance(value, int) or math.isfinite(value))
+    if ok and value >= MAX_INPUT:
+        raise MemoryPlanError(f"memory plan: {name} must be below 2**63, got {_type_name(value)} {_shown(value)}")
     if ok and integer:
         ok = float(value).is_integer()
     if not ok or value < 0 or (value == 0 and not allow_zero):
         wanted = "a number >= 0" if allow_zero else "a positive " + ("integer" if integer else "number")
-        raise MemoryPlanError(f"memory plan: {name} must be {wanted}, got {_type_name(value)} {value!r}")
+        raise MemoryPlanError(f"memory plan: {name} must be {wanted}, got {_type_name(value)} {_shown(value)}")
     return value
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -229,6 +230,8 @@ def parse_quantity(text: str, resource: str = "", unit: str | None = None) -> fl
     if match is None:
         raise RayStatusParseError(f"not a resource quantity: {text!r}")
     number = float(match["number"])
+    if not math.isfinite(number):  # "1e400" matches the pattern and reads as infinity
+        raise RayStatusParseError(f"not a finite resource quantity: {text!r}")
     suffix = match["unit"] or unit
     if suffix is not None:
         return _to_bytes(number, suffix)
@@ -237,14 +240,33 @@ def parse_quantity(text: str, resource: str = "", unit: str | None = None) -> fl
     return number
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value: float, what: str) -> float:
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise RayStatusParseError(f"{what} is not a finite number: {str(value)[:40]}")
+    return number
+
+
 def _bundle(text: str) -> dict:
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError) as exc:
-        raise RayStatusParseError(f"not a resource bundle: {text!r}") from exc
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise RayStatusParseError(f"not a resource bundle: {text!r}"[:300]) from exc
     if not isinstance(value, dict):
-        raise RayStatusParseError(f"not a resource bundle: {text!r}")
-    return {str(key): float(amount) for key, amount in value.items()}
+        raise RayStatusParseError(f"not a resource bundle: {text!r}"[:300])
+    bundle = {}
+    for key, amount in value.items():
+        if not _is_number(amount):
+            raise RayStatusParseError(f"resource bundle {text!r} gives {key!r} as {type(amount).__name__} {amount!r}, not a number"[:300])
+        bundle[str(key)] = _finite(amount, f"resource {key!r} of bundle {text[:200]!r}")
+    return bundle
 
 
 def _usage(line: str) -> tuple[str, Usage] | None:
@@ -450,6 +472,8 @@ def parse_ray_status(text: str) -> StatusReport:
 
 def _resources(raw: Any) -> tuple[dict, str | None, bool]:
     """The resources (without Ray's ``node:<ip>`` markers), the IP they name, whether the head's."""
+    if raw is not None and not isinstance(raw, dict):
+        raise RayStatusParseError(f"`ray list nodes` gives a node's resources_total as {type(raw).__name__} {raw!r}, not a mapping"[:300])
     resources: dict = {}
     ip = None
     head = False
@@ -459,11 +483,24 @@ def _resources(raw: Any) -> tuple[dict, str | None, bool]:
             head = True
         elif name.startswith("node:"):
             ip = name[5:]
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            resources[name] = round(value) if name in MEMORY_RESOURCES and value == int(value) else float(value)
+        elif _is_number(value):
+            amount = _finite(value, f"resource {name}")
+            resources[name] = round(amount) if name in MEMORY_RESOURCES and amount.is_integer() else amount
+        elif isinstance(value, str):
+            resources[name] = parse_quantity(value, name)
         else:
-            resources[name] = parse_quantity(str(value), name)
+            raise RayStatusParseError(f"`ray list nodes` gives resource {name} as {type(value).__name__} {value!r}, not a number"[:300])
     return dict(sorted(resources.items())), ip, head
+
+
+def _text_field(entry: dict, key: str, *, required: bool = False) -> str | None:
+    """A node's field that must be a string (or, unless required, null or absent)."""
+    value = entry.get(key)
+    if isinstance(value, str) and (value or not required):
+        return value
+    if value is None and not required:
+        return None
+    raise RayStatusParseError(f"`ray list nodes` gives a node's {key} as {type(value).__name__} {value!r}, not a string"[:300])
 
 
 def _listed_node(entry: dict) -> ListedNode:
@@ -471,15 +508,20 @@ def _listed_node(entry: dict) -> ListedNode:
         raise RayStatusParseError(f"not a node of `ray list nodes`: {entry!r}"[:300])
     resources, marker_ip, marker_head = _resources(entry.get("resources_total"))
     is_head = entry.get("is_head_node")
+    if is_head is not None and not isinstance(is_head, bool):
+        raise RayStatusParseError(f"`ray list nodes` gives a node's is_head_node as {type(is_head).__name__} {is_head!r}, not true or false"[:300])
+    labels = entry.get("labels")
+    if labels is not None and not isinstance(labels, dict):
+        raise RayStatusParseError(f"`ray list nodes` gives a node's labels as {type(labels).__name__} {labels!r}, not a mapping"[:300])
     return ListedNode(
-        node_id=str(entry["node_id"]),
-        ip=entry.get("node_ip") or marker_ip,
-        state=str(entry["state"]),
-        state_message=entry.get("state_message") or None,
-        is_head=bool(is_head) if is_head is not None else (True if marker_head else None),
-        node_name=entry.get("node_name"),
+        node_id=str(_text_field(entry, "node_id", required=True)),
+        ip=_text_field(entry, "node_ip") or marker_ip,
+        state=str(_text_field(entry, "state", required=True)),
+        state_message=_text_field(entry, "state_message") or None,
+        is_head=is_head if is_head is not None else (True if marker_head else None),
+        node_name=_text_field(entry, "node_name"),
         resources=resources,
-        labels={str(key): str(value) for key, value in (entry.get("labels") or {}).items()},
+        labels={str(key): str(value) for key, value in (labels or {}).items()},
     )
 
 
@@ -492,7 +534,10 @@ def _yaml_scalar(text: str) -> Any:
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
     if len(text) >= 2 and text[0] == text[-1] == '"':
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise RayStatusParseError(f"not a quoted YAML string: {text[:200]!r} ({exc})") from exc
     if re.fullmatch(r"-?\d+", text):
         return int(text)
     if re.fullmatch(_NUMBER, text):

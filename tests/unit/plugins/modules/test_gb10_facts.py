@@ -14,11 +14,20 @@ from ansible_collections.sparkinfer.cluster.plugins.modules import gb10_facts
 from .module_harness import FakeCommands, ModuleFail, run_module
 
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "gb10"
+TIMEOUT = "/usr/bin/timeout"
 SMI = "/usr/bin/nvidia-smi"
-QUERY = (SMI, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
 DOCKER = "/usr/bin/docker"
-DOCKER_INFO = (DOCKER, *DOCKER_INFO_ARGS)
 MEMINFO = str(FIXTURES / "meminfo-debian12-x86_64-lab-host.txt")
+
+
+def bounded(*argv: str, seconds: int = 60) -> tuple[str, ...]:
+    """argv as the module runs it, under timeout(1)."""
+    return (TIMEOUT, "--kill-after=10", str(seconds), *argv)
+
+
+QUERY = bounded(SMI, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
+BANNER = bounded(SMI)
+DOCKER_INFO = bounded(DOCKER, *DOCKER_INFO_ARGS)
 
 
 def fixture(name: str) -> str:
@@ -29,7 +38,7 @@ def real_gb10(docker_info: str = "docker-info-20.10.24-lab-node-nvidia-runtime.j
     return FakeCommands(
         {
             QUERY: (0, fixture("query-index-name-memory-csv.txt"), ""),
-            (SMI,): (0, fixture("nvidia-smi-580.173.02-plain.txt"), ""),
+            BANNER: (0, fixture("nvidia-smi-580.173.02-plain.txt"), ""),
             DOCKER_INFO: (0, fixture(docker_info), ""),
         }
     )
@@ -56,7 +65,7 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
     assert facts["unified_memory"] is True
     assert facts["memory_total_kib"] == 24683584
     assert facts["nvidia_smi_error"] is None
-    assert commands.calls == [QUERY, (SMI,), DOCKER_INFO]
+    assert commands.calls == [QUERY, BANNER, DOCKER_INFO]
     assert {key: value for key, value in facts.items() if key.startswith("docker_")} == {
         "docker_version": "20.10.24+dfsg1",
         "docker_runtimes": ["io.containerd.runc.v2", "io.containerd.runtime.v1.linux", "nvidia", "runc"],
@@ -107,7 +116,7 @@ def test_failing_query_is_reported_with_its_output(args):
 
 def test_failing_banner_is_reported(args):
     commands = real_gb10()
-    commands.answers[(SMI,)] = (6, "No devices were found", "")
+    commands.answers[BANNER] = (6, "No devices were found", "")
     assert gb10_facts_of(args, commands)["nvidia_smi_error"] == f"{SMI} failed with rc=6: No devices were found"
 
 
@@ -152,7 +161,7 @@ def test_docker_daemon_not_answering_is_reported_not_raised(args, answer, reason
 
 def test_unparsable_output_fails_with_the_reason(args):
     commands = real_gb10()
-    commands.answers[(SMI,)] = (0, fixture("query-name-driver-csv.txt"), "")
+    commands.answers[BANNER] = (0, fixture("query-name-driver-csv.txt"), "")
     with pytest.raises(ModuleFail) as failure:
         run_module(gb10_facts.main, args, commands)
     assert "cannot parse the host's GPU, Docker, memory or disk facts: nvidia-smi output has no" in failure.value.result["msg"]
@@ -187,3 +196,75 @@ def test_unmeasurable_disk_fails_naming_the_path(args, tmp_path, monkeypatch):
     with pytest.raises(ModuleFail) as failure:
         run_module(gb10_facts.main, args, real_gb10())
     assert failure.value.result["msg"].startswith(f"cannot measure the free space at {tmp_path}: ")
+
+
+# --- timeouts ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hung", ["query", "banner"])
+def test_an_nvidia_smi_that_hangs_fails_naming_it_and_the_fix(args, hung):
+    commands = real_gb10()
+    # timeout(1) exits 124 when it stopped the command.
+    stopped = QUERY if hung == "query" else BANNER
+    commands.answers[stopped] = (124, "", "")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, args, commands)
+    message = failure.value.result["msg"]
+    assert message.startswith(f"`{' '.join(stopped[3:])}` did not finish within 60 s and was stopped: the GPU or its driver is wedged")
+    assert "reboot the node" in message
+    assert DOCKER_INFO not in commands.calls
+
+
+def test_an_nvidia_smi_killed_after_its_grace_time_counts_as_hung(args):
+    commands = real_gb10()
+    commands.answers[QUERY] = (137, "", "")
+    ticks = iter([0.0, 71.0])  # 71 s: past the 60 s and timeout(1)'s 10 s of grace before SIGKILL
+    with pytest.raises(ModuleFail) as failure:
+        run_module(lambda: gb10_facts.main(clock=lambda: next(ticks)), args, commands)
+    assert "did not finish within 60 s" in failure.value.result["msg"]
+
+
+def test_a_docker_info_that_hangs_is_a_docker_error_naming_it(args):
+    commands = real_gb10()
+    commands.answers[DOCKER_INFO] = (124, "", "")
+    facts = gb10_facts_of(args, commands)
+    assert facts["docker_error"] == (
+        f"`{DOCKER} info --format {{{{json .}}}}` did not finish within 60 s and was stopped: the Docker daemon does not answer: "
+        "check `systemctl status docker` and `journalctl -u docker`, and restart it"
+    )
+    assert facts["gpus"]
+
+
+def test_the_command_timeout_bounds_every_command(args):
+    answers = real_gb10().answers
+    commands = FakeCommands({(*argv[:2], "5", *argv[3:]): answer for argv, answer in answers.items()})
+    facts = gb10_facts_of({**args, "command_timeout": 5}, commands)
+    assert facts["nvidia_smi_error"] is None
+    assert [call[:3] for call in commands.calls] == [(TIMEOUT, "--kill-after=10", "5")] * 3
+
+
+def test_the_command_timeout_must_be_positive(args):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, {**args, "command_timeout": 0}, real_gb10())
+    assert failure.value.result["msg"] == "command_timeout must be a positive number of seconds, not 0"
+
+
+# --- a meminfo that is not ASCII ----------------------------------------------------------------------------
+
+
+def test_a_meminfo_with_bytes_that_are_not_ascii_still_parses(args, tmp_path):
+    meminfo = tmp_path / "meminfo"
+    # Synthetic: the real lab meminfo with a line of UTF-8 and a stray Latin-1 byte added.
+    meminfo.write_bytes(Path(MEMINFO).read_bytes() + "Gr\u00f6\u00dfe:   12 kB\n".encode() + b"\xff\n")
+    facts = gb10_facts_of({**args, "meminfo_path": str(meminfo)}, real_gb10())
+    assert facts["memory_total_kib"] == 24683584
+
+
+def test_a_meminfo_whose_figures_are_not_ascii_digits_fails_naming_the_file(args, tmp_path):
+    meminfo = tmp_path / "meminfo"
+    # Synthetic: MemTotal in Arabic-Indic digits, which int() would read as 123.
+    lines = [line for line in Path(MEMINFO).read_text(encoding="ascii").splitlines() if not line.startswith("MemTotal")]
+    meminfo.write_text("\n".join(["MemTotal:  \u0661\u0662\u0663 kB", *lines]) + "\n", encoding="utf-8")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(gb10_facts.main, {**args, "meminfo_path": str(meminfo)}, real_gb10())
+    assert failure.value.result["msg"] == f"cannot read the memory figures of {meminfo}: /proc/meminfo has no MemTotal line"

@@ -15,7 +15,9 @@ from .module_harness import FakeCommands, ModuleFail, RecordingCommands, run_mod
 
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "ray"
 DOCKER = "/usr/bin/docker"
-EXEC = (DOCKER, "exec", "-e", "LC_ALL=C", "ray-head", "ray")
+TIMEOUT = "/usr/bin/timeout"
+BOUND = (TIMEOUT, "--kill-after=10", "120")
+EXEC = (*BOUND, DOCKER, "exec", "-e", "LC_ALL=C", "ray-head", "ray")
 STATUS = (*EXEC, "status", "-v")
 NODES = (*EXEC, "list", "nodes", "--format", "json")
 SPARKS = ["127.0.0.2", "127.0.0.3"]
@@ -49,7 +51,7 @@ def test_two_gpu_nodes_pass_and_return_the_cluster(check_mode):
     assert (result["missing_nodes"], result["missing_node_count"], result["lacking_resources"], result["problems"]) == ([], 0, [], [])
     assert (facts["node_count"], facts["alive_ips"], facts["head_ip"], facts["totals"]["GPU"]) == (2, SPARKS, "127.0.0.2", 2.0)
     assert [node["resources"]["GPU"] for node in facts["nodes"]] == [1.0, 1.0]
-    # Read-only: the same two reads in check mode.
+    # Read-only: the same two reads in check mode, each under timeout(1).
     assert commands.calls == [STATUS, NODES]
     assert result["cmd"] == [list(STATUS), list(NODES)]
     assert commands.kwargs == [{"environ_update": {"LC_ALL": "C"}}] * 2
@@ -250,3 +252,68 @@ def test_argument_rules(args, message):
     with pytest.raises(ModuleFail) as failed:
         run_module(ray_cluster_info.main, args, FakeCommands({}))
     assert failed.value.result["msg"] == message
+
+
+# --- timeouts ---------------------------------------------------------------------------------------------
+
+
+def test_a_ray_status_that_hangs_fails_naming_the_command():
+    # timeout(1) exits 124 when it stopped the command.
+    commands = FakeCommands({STATUS: (124, "", "")})
+    with pytest.raises(ModuleFail) as failed:
+        run_module(ray_cluster_info.main, {"container": "ray-head", "expected_nodes": SPARKS}, commands)
+    result = failed.value.result
+    assert result["msg"] == (
+        f"`{' '.join(STATUS[3:])}` did not finish within 120 s and was stopped: the Docker daemon or the Ray head in ray-head does not answer: "
+        "check `docker ps`, `docker logs ray-head` and `docker exec ray-head ray status` by hand"
+    )
+    assert result["cmd"] == [list(STATUS)]
+
+
+def test_a_ray_status_killed_after_its_grace_time_counts_as_hung():
+    commands = FakeCommands({(TIMEOUT, "--kill-after=10", "5", *STATUS[3:]): (137, "", "")})
+    ticks = iter([0.0, 15.0])  # past the 5 s and timeout(1)'s 10 s of grace before SIGKILL
+    with pytest.raises(ModuleFail) as failed:
+        run_module(lambda: ray_cluster_info.main(clock=lambda: next(ticks)), {"container": "ray-head", "command_timeout": 5}, commands)
+    assert "did not finish within 5 s and was stopped" in failed.value.result["msg"]
+
+
+def test_a_ray_list_nodes_that_hangs_is_a_state_api_error():
+    commands = FakeCommands({STATUS: (0, fixture("2.60.0-head-only.status-v.txt"), ""), NODES: (124, "", "")})
+    result = run_module(ray_cluster_info.main, {"container": "ray-head"}, commands)
+    assert result["ray_cluster"]["state_api_error"] == (
+        f"`{' '.join(NODES[3:])}` did not finish within 120 s and was stopped: the state API did not answer in time"
+    )
+    assert result["ray_cluster"]["node_count"] == 1
+
+
+def test_the_command_timeout_must_be_positive():
+    with pytest.raises(ModuleFail) as failed:
+        run_module(ray_cluster_info.main, {"container": "ray-head", "command_timeout": 0}, FakeCommands({}))
+    assert failed.value.result["msg"] == "command_timeout must be a positive number of seconds, not 0"
+
+
+# --- input of unexpected types: named errors, not tracebacks --------------------------------------------
+
+
+def test_a_node_list_of_unexpected_types_is_a_named_state_api_error():
+    # Synthetic: a node entry whose resources are a list instead of a mapping.
+    nodes = '[{"node_id": "n1", "node_ip": "127.0.0.2", "state": "ALIVE", "resources_total": [["CPU", 2.0]]}]'
+    commands = FakeCommands({STATUS: (0, fixture("2.60.0-head-only.status-v.txt"), ""), NODES: (0, nodes, "")})
+    result = run_module(ray_cluster_info.main, {"container": "ray-head"}, commands)
+    assert result["ray_cluster"]["state_api_error"].startswith("`ray list nodes` gives a node's resources_total as list")
+
+
+def test_a_report_with_a_bundle_of_unexpected_types_fails_naming_it():
+    # Synthetic: a demand line whose bundle gives GPU a string.
+    output = "======== Autoscaler status: 2026-12-02 18:28:13.724197 ========\nDemands:\n {'GPU': 'one'}: 1+ pending tasks/actors\n"
+    with pytest.raises(ModuleFail) as failed:
+        run_module(ray_cluster_info.main, {"output": output})
+    assert failed.value.result["msg"] == ("cannot parse the `ray status` output: resource bundle \"{'GPU': 'one'}\" gives 'GPU' as str 'one', not a number")
+
+
+@pytest.mark.parametrize("amount", [10**400, "inf", "nan"])
+def test_required_resources_must_be_finite_numbers(amount):
+    with pytest.raises(ModuleFail) as failed:
+        run_module(ray_cluster_info.main, {"container": "ray-head", "required_resources": {"GPU": amount}}, FakeCommands({}))
+    assert failed.value.result["msg"].startswith("required_resources.GPU must be a number, not ")
