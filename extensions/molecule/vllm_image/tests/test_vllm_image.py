@@ -12,7 +12,7 @@ import pytest
 import testinfra
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
-from role_runs import run_role
+from role_runs import CONVERGE, run_playbook, run_role
 
 SCENARIO = "vllm_image"
 IMAGE = "sparkinfer-lab-vllm:latest"
@@ -45,7 +45,7 @@ def test_both_nodes_hold_the_same_model_files():
 
 def test_the_receiving_node_accepts_the_transfer_key_from_the_source_fabric_address_only():
     keys = node("vllm-spark-2").file("/home/sparkops/.ssh/authorized_keys").content_string
-    assert f'from="{SOURCE_ADDRESS}"' in keys
+    assert f'restrict,from="{SOURCE_ADDRESS}"' in keys
     assert "sparkinfer-transfer@vllm-spark-1" in keys
     known = node("vllm-spark-1").file("/root/.ssh/sparkinfer_transfer_known_hosts").content_string
     host_key = node("vllm-spark-2").file("/etc/ssh/ssh_host_ed25519_key.pub").content_string.split()[1]
@@ -76,12 +76,64 @@ def test_role_refuses_an_image_that_cannot_serve_the_model(override, message):
     assert not node("vllm-spark-2").file("/opt/sparkinfer/models/tiny-unsupported").exists
 
 
-def test_a_node_whose_model_changed_gets_the_source_copy_again():
+def test_a_node_whose_model_changed_gets_the_source_copy_and_its_own_files_are_named_not_deleted():
     # Converge already sent the image to a node without it; resending 2.5 GB again adds nothing.
     receiver = node("vllm-spark-2")
-    receiver.check_output(f"rm {MODEL}/tokenizer.json && echo stale > {MODEL}/stale.txt")
-    code, output = run_role(SCENARIO, {})
+    receiver.check_output(f"rm {MODEL}/tokenizer.json && echo mine > {MODEL}/extra.safetensors")
+    try:
+        code, output = run_role(SCENARIO, {})
+        assert code == 2, output[-2000:]
+        assert f"{MODEL} on vllm-spark-2 holds files that vllm-spark-1's does not: extra.safetensors" in output, output[-2000:]
+        assert "set vllm_image_model_delete_extra to true" in output
+        assert receiver.file(f"{MODEL}/tokenizer.json").exists
+        assert receiver.file(f"{MODEL}/extra.safetensors").content_string == "mine\n"
+
+        code, output = run_role(SCENARIO, {"vllm_image_model_delete_extra": True, "vllm_image_model_fingerprint": "checksum"})
+        assert code == 0, output[-2000:]
+        assert re.search(r"vllm-spark-2 *: ok=\d+ +changed=1 ", output), output[-2000:]
+        assert not receiver.file(f"{MODEL}/extra.safetensors").exists
+    finally:
+        receiver.run(f"rm -f {MODEL}/extra.safetensors")
+
+
+def test_a_model_in_an_existing_directory_leaves_that_directory_s_owner_alone():
+    parent = "/srv/sparkinfer-parent"
+    model = f"{parent}/tiny"
+    source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
+    for host in (source, receiver):
+        host.check_output(f"rm -rf {parent} && install -d -o root -g root -m 0755 {parent}")
+    source.check_output(f"cp -a {MODEL} {model}")
+    try:
+        code, output = run_role(SCENARIO, {"vllm_image_model_path": model})
+        assert code == 0, output[-2000:]
+        assert (receiver.file(parent).user, receiver.file(parent).mode) == ("root", 0o755)
+        assert receiver.file(model).user == "sparkops"
+        assert receiver.file(f"{model}/config.json").exists
+    finally:
+        for host in (source, receiver):
+            host.run(f"rm -rf {parent}")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"vllm_image_transfer_address": "192.0.2.12;touch /tmp/sparkinfer-injected;echo"}, "which is not an IPv4 address"),
+        ({"vllm_image_transfer_user": "sparkops@192.0.2.12 touch /tmp/sparkinfer-injected;"}, "give an account name"),
+        ({"vllm_image_transfer_key": "/root/key;touch /tmp/sparkinfer-injected"}, "vllm_image_transfer_key is"),
+        ({"vllm_image_model_path": "/opt/x $(touch /tmp/sparkinfer-injected)"}, "vllm_image_model_path is"),
+    ],
+)
+def test_transfer_values_that_would_reach_a_shell_are_refused_before_use(override, message):
+    code, output = run_role(SCENARIO, override)
+    assert code == 2, output[-2000:]
+    assert message in output, output[-2000:]
+    for name in ("vllm-spark-1", "vllm-spark-2"):
+        assert not node(name).file("/tmp/sparkinfer-injected").exists
+
+
+def test_check_mode_with_an_image_still_to_pull_changes_nothing_and_passes():
+    code, output = run_playbook(
+        CONVERGE, {"vllm_image_source": "pull", "vllm_image_name": "sparkinfer-lab-vllm:to-be-pulled"}, scenario=SCENARIO, options=("--check",)
+    )
     assert code == 0, output[-2000:]
-    assert re.search(r"vllm-spark-2 *: ok=\d+ +changed=1 ", output), output[-2000:]
-    assert receiver.file(f"{MODEL}/tokenizer.json").exists
-    assert not receiver.file(f"{MODEL}/stale.txt").exists
+    assert node("vllm-spark-1").run("docker image inspect sparkinfer-lab-vllm:to-be-pulled").rc == 1
