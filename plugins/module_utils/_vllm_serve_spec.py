@@ -18,7 +18,10 @@ The API key never goes in argv. On the command line it would show in ``ps`` and
 ``/proc/<pid>/cmdline`` (readable by every local user) and in ``docker inspect`` (Args, Cmd). In
 the environment it shows in ``/proc/<pid>/environ`` only to its owner and root, but still in
 ``docker inspect`` (Config.Env) to whoever can reach the Docker socket (root-equivalent anyway). The
-environment is the smaller exposure; the role must still mark the task ``no_log``.
+environment is the smaller exposure; the role must still mark the task ``no_log``. So extra_args
+may not carry ``--api-key`` in any spelling vLLM's parser accepts (``--api_key``, ``--api-key=...``,
+the prefix ``--api-k``), nor any other flag a key sets; and an env value may not hold a line break,
+which would add variables to the environment file the role writes.
 
 No I/O here.
 """
@@ -246,6 +249,10 @@ def _check(where: str, settings: Mapping[str, Setting], given: Any) -> dict[str,
             continue
         if not _valid(setting, value):
             raise ServeSpecError(f"{where}: {key} must be {_expected(setting)}, got {_shown(value)}")
+        # argparse reads an argument that starts with - as an option: a model named --help prints the help and
+        # exits 0, a served name -x fails as "expected one argument". (api_key never reaches the command line.)
+        if setting.kind == "text" and setting.cli in ("positional", "option") and value.startswith("-"):
+            raise ServeSpecError(f"{where}: {key} must not start with '-' (vllm serve would read it as an option), got {value!r}")
         checked[key] = list(value) if setting.kind == "list" else value
     return checked
 
@@ -263,15 +270,53 @@ def _managed_flags() -> dict[str, str]:
 _MANAGED_FLAGS = _managed_flags()
 
 
+def _option_of(item: str) -> str | None:
+    """The option an extra_args item names as vLLM's parser reads it, or None for a value.
+
+    vLLM's FlexibleArgumentParser turns _ into - in the name of a long option (``--api_key`` is
+    ``--api-key``), and argparse splits ``--flag=value`` (and ``-tp=4``) at the first ``=``.
+    """
+    if not item.startswith("-") or item in ("-", "--"):
+        return None
+    return item.split("=", 1)[0].replace("_", "-")
+
+
+def _managed_by(option: str) -> list[str]:
+    """The managed flags an option stands for: itself, or the flags it is a prefix of.
+
+    argparse expands an unambiguous prefix of an option (allow_abbrev, on in vLLM's parser): ``--api-k``
+    is ``--api-key``, ``--tensor`` is ``--tensor-parallel-size``. An ambiguous prefix fails vLLM's start
+    anyway, so a prefix of any managed flag is refused.
+    """
+    if option in _MANAGED_FLAGS:
+        return [option]
+    return [flag for flag in _MANAGED_FLAGS if flag.startswith(option) and (flag.startswith("--") == option.startswith("--"))]
+
+
 def _check_extra_args(extra: list[Any]) -> None:
+    """Refuse an item that sets what a spec key or the rank context sets, however it is spelled.
+
+    The error names the option only, never an ``=value`` (``--api_key=...`` holds the key).
+    """
     for item in extra:
-        if isinstance(item, str):
-            flag = item.split("=", 1)[0]
-            if flag in _MANAGED_FLAGS:
-                raise ServeSpecError(
-                    f"serve spec: extra_args holds {flag}, which the spec key {_MANAGED_FLAGS[flag]} sets; "
-                    "set that key instead (rank flags come from the rank context, the API key from api_key)"
-                )
+        if not isinstance(item, str):
+            continue
+        option = _option_of(item)
+        flags = _managed_by(option) if option else []
+        if not flags:
+            continue
+        given = item.split("=", 1)[0]
+        keys = list(dict.fromkeys(_MANAGED_FLAGS[flag] for flag in flags))
+        if len(flags) > 1:
+            spelled = f" (a prefix of {', '.join(flags)})"
+        elif flags[0] != given:
+            spelled = f" ({flags[0]} to vLLM's parser)"
+        else:
+            spelled = ""
+        which = f"the spec key {keys[0]} sets; set that key" if len(keys) == 1 else f"the spec keys {', '.join(keys)} set; set those keys"
+        raise ServeSpecError(
+            f"serve spec: extra_args holds {given}{spelled}, which {which} instead (rank flags come from the rank context, the API key from api_key)"
+        )
 
 
 def _sizes(spec: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -408,10 +453,29 @@ def _profile(profile: Any) -> tuple[EnvProfile, Mapping[str, str]]:
     return custom, variables
 
 
+# What ends a line of an environment file (docker --env-file) or a C string: in a value it would start a
+# variable of its own (``served_model_name: "x\nLD_PRELOAD=..."``).
+_LINE_BREAKERS = ("\n", "\r", "\x00")
+
+
+def _check_env_lines(env: Mapping[str, str], keys: Mapping[str, str], profile: str) -> None:
+    """Refuse a variable whose name or value would break its line; the value is never shown (it may be the API key)."""
+    for name, value in env.items():
+        if any(char in name or char in value for char in _LINE_BREAKERS):
+            raise ServeSpecError(
+                f"env profile {profile}: {name} (spec key {keys[name]}) holds a newline, carriage return or NUL: "
+                "in the rank's environment file it would start variables of its own; remove it"
+            )
+
+
 def build_env(spec: Any, profile: Any = "vllm", rank: Any = None) -> dict[str, str]:
-    """The variables an image reads for this spec. A complete profile that cannot express a setting raises."""
+    """The variables an image reads for this spec. A complete profile that cannot express a setting raises.
+
+    A value holding a newline, carriage return or NUL raises too: the variables go to an environment file.
+    """
     env_profile, variables = _profile(profile)
     env: dict[str, str] = {}
+    keys: dict[str, str] = {}
     for setting, value in _resolved(spec, rank):
         name = variables.get(setting.key)
         if name is None:
@@ -423,6 +487,7 @@ def build_env(spec: Any, profile: Any = "vllm", rank: Any = None) -> dict[str, s
                     "leave it unset or use an image that takes argv"
                 )
             continue
+        keys[name] = setting.key
         if setting.kind == "bool":
             encoded = env_profile.true_value if value else env_profile.false_value
             if encoded is not None:
@@ -432,4 +497,5 @@ def build_env(spec: Any, profile: Any = "vllm", rank: Any = None) -> dict[str, s
                 env[name] = " ".join(shlex.quote(_text(item)) for item in value)
         else:
             env[name] = _text(value)
+    _check_env_lines(env, keys, env_profile.name)
     return env

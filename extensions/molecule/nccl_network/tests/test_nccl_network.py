@@ -41,7 +41,7 @@ def test_env_file_holds_this_nodes_own_fabric_address(host):
     own_ip = host.check_output("ip -4 -o addr show dev eth0 | awk '{print $4}' | cut -d/ -f1")
     assert own_ip == FABRIC_IP[name_of(host)]
     env_file = host.file(ENV_FILE)
-    assert (env_file.user, env_file.group, env_file.mode) == ("root", "root", 0o644)
+    assert (env_file.user, env_file.group, env_file.mode) == ("root", "root", 0o600)
     env = environment(host)
     assert env["VLLM_HOST_IP"] == env["RAY_NODE_IP_ADDRESS"] == own_ip
     assert env["MASTER_ADDR"] == FABRIC_IP["nccl-spark-1"]
@@ -91,12 +91,14 @@ def test_fabric_carries_jumbo_frames_unfragmented_and_nothing_bigger(host):
         ({"nccl_network_fabric_port": 2}, "nccl_network_fabric_port must be one of: 0, 1"),
         ({"nccl_network_mtu": 1500}, "eth0 on nccl-spark-1 has MTU 9000, not 1500 (nccl_network_mtu)"),
         ({"nccl_network_fabric_addresses": ["192.168.180.11"]}, "holds 192.168.180.11; each entry must be an IPv4 address with its prefix length"),
+        ({"nccl_network_netplan_file": "/etc/netplan/40-$(touch /tmp/sparkinfer-injected).yaml"}, "give a file in /etc/netplan whose name"),
     ],
 )
 def test_role_refuses_what_would_break_nccl(override, message):
     code, output = run_role(SCENARIO, override)
     assert code == 2, output[-2000:]
     assert message in output, output[-2000:]
+    assert not node("nccl-spark-1").file("/tmp/sparkinfer-injected").exists
 
 
 def test_netplan_refuses_a_bad_file_and_keeps_the_old_one():

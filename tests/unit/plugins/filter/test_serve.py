@@ -48,6 +48,30 @@ def test_env_filter():
         vllm_serve_env(SPEC, "sagemaker", nnodes=2, master_addr="192.168.177.11")
 
 
+def test_argv_filter_refuses_the_api_key_flag_however_spelled_without_showing_it():
+    for extra in (["--api_key", "sk-leak"], ["--api_key=sk-leak"], ["--api-k=sk-leak"]):
+        with pytest.raises(AnsibleFilterError, match=r"vllm_serve_argv: serve spec: extra_args holds --api[-_]k.*which the spec key api_key sets") as error:
+            vllm_serve_argv({**SPEC, "extra_args": extra})
+        assert "sk-leak" not in str(error.value)
+    with pytest.raises(AnsibleFilterError, match=r"holds --tensor_parallel_size \(--tensor-parallel-size to vLLM's parser\)"):
+        vllm_serve_argv({**SPEC, "extra_args": ["--tensor_parallel_size=4"]})
+
+
+def test_argv_filter_refuses_a_model_vllm_would_read_as_a_flag():
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_argv: serve spec: model must not start with '-'.*got '--help'"):
+        vllm_serve_argv({**SPEC, "model": "--help"})
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_env: serve spec: served_model_name must not start with '-'"):
+        vllm_serve_env({**SPEC, "served_model_name": "-x"}, "lisa")
+
+
+def test_env_filter_refuses_a_value_that_would_add_lines_to_the_env_file():
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_env: env profile vllm: VLLM_API_KEY \(spec key api_key\) holds a newline") as error:
+        vllm_serve_env({**SPEC, "api_key": "sk-test\nNCCL_DEBUG=TRACE"})
+    assert "NCCL_DEBUG" not in str(error.value)
+    with pytest.raises(AnsibleFilterError, match=r"vllm_serve_env: env profile sagemaker: SM_VLLM_MODEL \(spec key model\) holds a newline"):
+        vllm_serve_env({**SPEC, "model": "/m\x00"}, "sagemaker")
+
+
 def test_memory_plan_filter_adds_the_message():
     plan = vllm_memory_plan(119_000_000_000, nodes=SPARKS[:1], gpu_memory_utilization=0.7)
     expected = plan_memory(119_000_000_000, SPARKS[:1], 0.7)

@@ -221,6 +221,88 @@ def test_extra_args_cannot_carry_what_a_key_sets(extra, key):
         build_argv({**SEED_SPEC, "extra_args": extra})
 
 
+# vLLM's FlexibleArgumentParser turns _ into - in a long option's name (`--api_key` is `--api-key`), argparse splits
+# `--flag=value` and `-tp=4`, and expands an unambiguous prefix of a long option (`--api-k` is `--api-key`).
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        (["--api_key", "sk-secret"], "api_key"),
+        (["--api_key=sk-secret"], "api_key"),
+        (["--api-key=sk-secret"], "api_key"),
+        (["--tensor_parallel_size=4"], "tensor_parallel_size"),
+        (["--tensor_parallel_size", "4"], "tensor_parallel_size"),
+        (["-tp=4"], "tensor_parallel_size"),
+        (["--node_rank", "1"], "node_rank"),
+        (["--served_model_name", "other"], "served_model_name"),
+        (["--api-k", "sk-secret"], "api_key"),
+        (["--api_ke=sk-secret"], "api_key"),
+        (["--tensor", "4"], "tensor_parallel_size"),
+        (["--max-model", "4096"], "max_model_len"),
+    ],
+)
+def test_extra_args_spelled_another_way_are_refused_too(extra, key):
+    with pytest.raises(ServeSpecError, match=f"which the spec key {key} sets") as error:
+        build_argv({**SEED_SPEC, "extra_args": extra})
+    # The flag is named as given and as vLLM reads it, never its value: that may be the API key.
+    assert "sk-secret" not in str(error.value)
+    assert extra[0].split("=", 1)[0] in str(error.value)
+    with pytest.raises(ServeSpecError, match=f"which the spec key {key} sets"):
+        build_env({"model": "/m", "extra_args": extra}, "sagemaker")
+
+
+def test_extra_args_prefix_of_several_managed_flags_names_them_all():
+    with pytest.raises(
+        ServeSpecError, match=r"extra_args holds --h \(a prefix of --host, --headless\), which the spec keys host, headless set; set those keys"
+    ):
+        build_argv({**SEED_SPEC, "extra_args": ["--h", "x"]})
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--reasoning-parser", "qwen3"],
+        ["--reasoning_parser=qwen3"],
+        ["--max-num-batched-tokens", 8192],
+        ["--data-parallel-size-local", "1"],
+        ["--seed", "-1"],
+        ["--", "-x"],
+        ["-O3"],
+        ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
+    ],
+)
+def test_extra_args_of_other_options_pass_unchanged(extra):
+    assert build_argv({"model": "/m", "extra_args": extra}) == ["vllm", "serve", "/m", *map(str, extra)]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("model", "--help"),
+        ("model", "-h"),
+        ("served_model_name", "--api-key"),
+        ("served_model_name", "-x"),
+        ("host", "--port"),
+        ("kv_cache_dtype", "-fp8"),
+    ],
+)
+def test_a_value_that_vllm_would_read_as_a_flag_is_refused(key, value):
+    message = rf"{key} must not start with '-' \(vllm serve would read it as an option\), got '{value}'"
+    with pytest.raises(ServeSpecError, match=message):
+        build_argv({**SEED_SPEC, key: value})
+    with pytest.raises(ServeSpecError, match=message):
+        build_env({**SEED_SPEC, key: value}, "sagemaker")
+
+
+def test_a_rank_address_that_vllm_would_read_as_a_flag_is_refused():
+    with pytest.raises(ServeSpecError, match=r"rank context: master_addr must not start with '-'"):
+        build_argv(SEED_SPEC, {"nnodes": 2, "node_rank": 1, "master_addr": "--headless"})
+
+
+def test_an_api_key_may_start_with_a_dash():
+    # Never on the command line, so a leading - is only a character of the key.
+    assert build_env({"model": "/m", "api_key": "-sk-dash"}) == {"VLLM_API_KEY": "-sk-dash"}
+
+
 @pytest.mark.parametrize(
     ("rank", "message"),
     [
@@ -421,6 +503,35 @@ def test_custom_profile():
 def test_bad_profiles_are_refused(profile, message):
     with pytest.raises(ServeSpecError, match=message):
         build_env({"model": "/m"}, profile)
+
+
+@pytest.mark.parametrize(
+    ("spec", "profile", "variable", "key"),
+    [
+        ({"model": "/m", "api_key": "sk\nNCCL_IB_DISABLE=1"}, "vllm", "VLLM_API_KEY", "api_key"),
+        ({"model": "/m", "api_key": "sk\rX=1"}, "vllm", "VLLM_API_KEY", "api_key"),
+        ({"model": "/m", "api_key": "sk\x00"}, "vllm", "VLLM_API_KEY", "api_key"),
+        ({"model": "/m\nLD_PRELOAD=/tmp/x.so"}, "sagemaker", "SM_VLLM_MODEL", "model"),
+        ({"model": "/m", "served_model_name": "a\nb=c"}, "lisa", "MODEL_NAME", "served_model_name"),
+        (
+            {"model": "/m", "extra_args": ["--chat-template", "{{ x }}\nY=1"]},
+            {"variables": {"model": "MODEL_PATH", "extra_args": "EXTRA"}},
+            "EXTRA",
+            "extra_args",
+        ),
+    ],
+)
+def test_env_values_with_a_line_break_or_nul_are_refused(spec, profile, variable, key):
+    name = profile if isinstance(profile, str) else "custom"
+    message = rf"env profile {name}: {variable} \(spec key {key}\) holds a newline, carriage return or NUL"
+    with pytest.raises(ServeSpecError, match=message) as error:
+        build_env(spec, profile)
+    # The value is never shown: it may be the API key.
+    assert "sk" not in str(error.value)
+    assert "LD_PRELOAD" not in str(error.value)
+    # The argv form carries no environment file: a line break there is only a character of one argument.
+    if key != "api_key":
+        assert build_argv(spec)
 
 
 def test_env_validates_the_spec_like_argv():
