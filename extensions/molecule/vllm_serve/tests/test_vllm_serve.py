@@ -13,7 +13,7 @@ import pytest
 import testinfra
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
-from role_runs import run_role
+from role_runs import CONVERGE, run_playbook, run_role
 
 SCENARIO = "vllm_serve"
 HEAD_IP = "192.168.182.11"
@@ -139,5 +139,19 @@ def test_the_role_refuses_what_cannot_serve_and_says_why(drill_container, overri
     assert message in output, output[-3000:]
     assert elapsed < seconds, f"took {elapsed:.0f} s"
     assert head.run(f"docker inspect {drill_container}").rc == (0 if launched else 1)
+    if launched:
+        # A failed gate stops its ranks (on a Spark the rank would go on loading weights) and keeps their logs.
+        assert head.check_output(f"docker inspect --format '{{{{.State.Status}}}}' {drill_container}") == "exited"
+        assert "The rank on serve-spark-1 was stopped" in output, output[-3000:]
+        assert "Resolved architecture" in head.check_output(f"docker logs {drill_container} 2>&1")
     # The converged server is untouched.
     assert head.check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
+
+
+def test_check_mode_makes_no_api_key_file_on_the_admin_box(tmp_path):
+    key_file = tmp_path / "serve-spark-1-vllm-api-key"
+    code, output = run_playbook(CONVERGE, {"vllm_serve_api_key_file": str(key_file)}, scenario=SCENARIO, options=("--check",))
+    assert code == 0, output[-3000:]
+    assert not key_file.exists()
+    # The converged server is untouched.
+    assert node("serve-spark-1").check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
