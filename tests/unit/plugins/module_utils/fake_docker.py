@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -116,3 +117,17 @@ def running(pid: int) -> bool:
 
 if __name__ == "__main__":
     sys.exit(main(Path(sys.argv[1]), sys.argv[2:]))
+
+
+TIMEOUT = shutil.which("timeout") or "/usr/bin/timeout"
+SH = shutil.which("sh") or "/bin/sh"
+
+
+def stamped(log_lines: list[str]) -> str:
+    """Lines as `docker logs --timestamps` prints them, a second apart."""
+    return "".join(f"2026-12-02T15:{n // 60:02d}:{n % 60:02d}.000000000Z {line.rstrip(chr(10))}\n" for n, line in enumerate(log_lines))
+
+
+def bin_paths(docker: FakeDocker) -> dict[str, str | None]:
+    """What a module run by the test harness finds for the commands a container log source runs."""
+    return {"docker": str(docker.path), "timeout": TIMEOUT, "sh": SH}

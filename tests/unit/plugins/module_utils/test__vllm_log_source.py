@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -22,11 +21,9 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_sourc
 )
 
 from .corpus import lab_log, lines
-from .fake_docker import FakeDocker, run_command, running
+from .fake_docker import SH, TIMEOUT, FakeDocker, run_command, running
 
 READY = lines(lab_log("0.32.0-ready-tp1"))
-TIMEOUT = shutil.which("timeout") or "/usr/bin/timeout"
-SH = shutil.which("sh") or "/bin/sh"
 NOT_REGULAR = "not a regular file; give the path of vLLM's log file"
 
 

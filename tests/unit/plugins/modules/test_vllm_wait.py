@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 
 import pytest
@@ -12,21 +11,10 @@ import pytest
 from ansible_collections.sparkinfer.cluster.plugins.modules import vllm_wait
 
 from ..module_utils.corpus import lab_log, lines
-from ..module_utils.fake_docker import FakeDocker
+from ..module_utils.fake_docker import FakeDocker, bin_paths, stamped
 from .module_harness import ModuleFail, run_module
 
 READY_LINES = lines(lab_log("0.32.0-ready-tp1"))
-TIMEOUT = shutil.which("timeout") or "/usr/bin/timeout"
-SH = shutil.which("sh") or "/bin/sh"
-
-
-def stamped(log_lines: list[str]) -> str:
-    """Lines as `docker logs --timestamps` prints them, a second apart."""
-    return "".join(f"2026-12-02T15:{n // 60:02d}:{n % 60:02d}.000000000Z {line.rstrip(chr(10))}\n" for n, line in enumerate(log_lines))
-
-
-def bin_paths(docker: FakeDocker) -> dict[str, str | None]:
-    return {"docker": str(docker.path), "timeout": TIMEOUT, "sh": SH}
 
 
 def test_a_ready_file_passes_the_gate(ready_file):
