@@ -12,7 +12,8 @@ process group, and the module names the command in its error. No I/O here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # Seconds timeout(1) waits after SIGTERM before it sends SIGKILL to the process group.
 KILL_AFTER = 10
@@ -32,6 +33,16 @@ def bounded_argv(timeout_path: str, seconds: int, argv: Sequence[str]) -> list[s
 def timed_out(rc: int, elapsed: float, seconds: int) -> bool:
     """Whether a command run by bounded_argv() was stopped by its timeout rather than ending itself."""
     return rc == TIMEOUT_RC or (rc in KILLED_RCS and elapsed >= seconds)
+
+
+def run_bounded(
+    run: Callable[..., tuple[int, str, str]], timeout_path: str, seconds: int, argv: Sequence[str], clock: Callable[[], float], **run_options: Any
+) -> tuple[int, str, str, bool]:
+    """Run argv under timeout(1) through `run` (AnsibleModule.run_command and its options): its rc, stdout,
+    stderr, and whether the timeout stopped it."""
+    started = clock()
+    rc, out, err = run(bounded_argv(timeout_path, seconds, argv), **run_options)
+    return rc, out, err, timed_out(rc, clock() - started, seconds)
 
 
 def timeout_message(argv: Sequence[str], seconds: int) -> str:

@@ -22,7 +22,7 @@ from calendar import timegm
 from collections import deque
 from typing import IO, Any, Callable, Iterator
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import run_bounded, timeout_message
 
 MAX_TAIL_LINES = 200
 MAX_LINE_CHARS = 64 * 1024
@@ -267,9 +267,8 @@ class DockerCommands:
         return path
 
     def _bounded(self, argv: list[str], shown: list[str]) -> tuple[int, str, str]:
-        started = self._clock()
-        rc, out, err = self._run(bounded_argv(self._timeout, self.seconds, argv))
-        if timed_out(rc, self._clock() - started, self.seconds):
+        rc, out, err, stopped = run_bounded(self._run, self._timeout, self.seconds, argv, self._clock)
+        if stopped:
             raise LogSourceError(timeout_message(shown, self.seconds))
         return rc, out, err
 

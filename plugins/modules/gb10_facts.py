@@ -229,7 +229,7 @@ from collections.abc import Callable
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import run_bounded, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info import (
     DOCKER_INFO_ARGS,
     DockerInfo,
@@ -263,9 +263,7 @@ class Gb10Facts:
     def _run(self, executable: str, *args: str) -> tuple[int, str, str, bool]:
         """Run a command under timeout(1): its rc, stdout, stderr, and whether the timeout stopped it."""
         wrapper = self.module.get_bin_path("timeout", required=True)
-        started = self.clock()
-        rc, out, err = self.module.run_command(bounded_argv(wrapper, self.timeout, [executable, *args]), environ_update={"LC_ALL": "C"})
-        return rc, out, err, timed_out(rc, self.clock() - started, self.timeout)
+        return run_bounded(self.module.run_command, wrapper, self.timeout, [executable, *args], self.clock, environ_update={"LC_ALL": "C"})
 
     def _run_smi(self, smi: str, *args: str) -> tuple[int, str, str]:
         """Run nvidia-smi; one that does not finish in time fails the module (nothing else will work on that GPU)."""

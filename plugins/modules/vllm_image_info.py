@@ -234,7 +234,7 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import run_bounded, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
     PROBE_SCRIPT,
     VllmImageError,
@@ -275,9 +275,7 @@ class VllmImageInfo:
 
     def _run(self, seconds: int, *args: str) -> tuple[int, str, str, bool]:
         """Run `docker ARGS` under timeout(1): rc, stdout, stderr, and whether the timeout stopped it."""
-        started = self.clock()
-        rc, out, err = self.module.run_command(bounded_argv(self.timeout, seconds, [self.docker, *args]), environ_update={"LC_ALL": "C"})
-        return rc, out, err, timed_out(rc, self.clock() - started, seconds)
+        return run_bounded(self.module.run_command, self.timeout, seconds, [self.docker, *args], self.clock, environ_update={"LC_ALL": "C"})
 
     def inspect(self) -> dict | None:
         args = ("image", "inspect", self.params["image"])

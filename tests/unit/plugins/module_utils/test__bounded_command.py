@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import (
     bounded_argv,
+    run_bounded,
     timed_out,
     timeout_message,
 )
@@ -55,3 +56,15 @@ def test_a_timeout_that_is_not_positive_is_refused(seconds: int) -> None:
 
 def test_the_message_names_the_command_and_the_bound() -> None:
     assert timeout_message(["nvidia-smi", "-q"], 30) == "`nvidia-smi -q` did not finish within 30 s and was stopped"
+
+
+def test_run_bounded_runs_the_bounded_argv_with_the_options_and_times_it() -> None:
+    calls: list[tuple[list[str], dict[str, str]]] = []
+    ticks = iter([100.0, 131.0])
+
+    def run(argv: list[str], **options: str) -> tuple[int, str, str]:
+        calls.append((argv, options))
+        return 124, "", ""
+
+    assert run_bounded(run, TIMEOUT, 30, ["nvidia-smi"], lambda: next(ticks), environ_update="C") == (124, "", "", True)
+    assert calls == [(bounded_argv(TIMEOUT, 30, ["nvidia-smi"]), {"environ_update": "C"})]
