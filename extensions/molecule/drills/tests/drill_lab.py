@@ -56,6 +56,10 @@ def api_key() -> str:
     return (Path.home() / ".config" / "sparkinfer" / f"{pair().head}-vllm-api-key").read_text(encoding="utf-8").split()[0]
 
 
+def ray_token() -> str:
+    return (Path.home() / ".config" / "sparkinfer" / f"{pair().head}-ray-auth-token").read_text(encoding="utf-8").split()[0]
+
+
 @dataclass
 class Run:
     code: int

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from drill_lab import Run, api_key, node, pair, record, timed
+from drill_lab import Run, api_key, node, pair, ray_token, record, timed
 
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
 # A second server on the head for the single-node drills, beside the pair's own (port 8000).
@@ -212,6 +212,7 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
     run = timed("site.yml", {}, "-vvv")
     assert run.code == 0, run.output[-3000:]
     assert api_key() not in run.output
+    assert ray_token() not in run.output
     assert "VLLM_API_KEY=" not in run.output
     assert "PRIVATE KEY" not in run.output
 

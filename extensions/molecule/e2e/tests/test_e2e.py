@@ -49,12 +49,16 @@ def test_the_worker_node_gets_a_chat_completion_from_the_endpoint():
     assert answer["choices"] and answer["usage"]["completion_tokens"] > 0
 
 
-def test_both_nodes_hold_one_image_and_run_ray_and_a_vllm_rank():
+def test_both_nodes_hold_one_image_and_run_a_vllm_rank_and_with_the_mp_executor_no_ray():
     ids = {node(name).check_output("docker image inspect --format '{{.Id}}' sparkinfer-lab-vllm:latest") for name in ("e2e-spark-1", "e2e-spark-2")}
     assert len(ids) == 1
     for name in ("e2e-spark-1", "e2e-spark-2"):
-        running = node(name).check_output("docker ps --format '{{.Names}}'").split()
-        assert sorted(running) == ["sparkinfer-ray", "sparkinfer-vllm"]
+        host = node(name)
+        assert host.check_output("docker ps -a --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
+        # Nor Ray's firewall chain, its boot unit or its token: the role ran in its absent state.
+        assert host.run("iptables -S SPARKINFER-RAY").rc != 0
+        assert not host.file("/etc/systemd/system/sparkinfer-ray-firewall.service").exists
+        assert not host.file("/etc/sparkinfer/ray-auth-token").exists
     follower_args = json.loads(node("e2e-spark-2").check_output("docker inspect --format '{{json .Args}}' sparkinfer-vllm"))
     assert follower_args[-1] == "--headless"
 
@@ -63,9 +67,9 @@ def test_status_prints_one_table_for_the_cluster():
     code, output = run_playbook(PLAYBOOKS / "status.yml", {})
     assert code == 0, output[-3000:]
     assert "Cluster of e2e-spark-1 (2 nodes)" in output
-    assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +running +ALIVE", output), output[-3000:]
-    assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +running +ALIVE", output), output[-3000:]
-    assert "Ray: 2 alive, 0 dead" in output
+    assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +absent +-[ \"]", output), output[-3000:]
+    assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +absent +-[ \"]", output), output[-3000:]
+    assert "Ray: not running" in output
     assert "vLLM: 0.32.0, Qwen3MoeForCausalLM, quantization None, tp 1 x pp 2, max_model_len 512, ready at ready" in output
     assert f"Endpoint: {ENDPOINT}/v1 serving tiny-qwen3-moe" in output
     assert re.search(r"Seconds per stage: .*architecture_resolved=[0-9.]+, .*kv_cache_ready=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
@@ -80,10 +84,10 @@ def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
     ), output[-3000:]
     head = node("e2e-spark-1")
     assert head.run("docker inspect sparkinfer-vllm-validate").rc == 1
-    assert sorted(head.check_output("docker ps --format '{{.Names}}'").split()) == ["sparkinfer-ray", "sparkinfer-vllm"]
+    assert head.check_output("docker ps --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
 
 
-def test_teardown_removes_vllm_and_ray_and_keeps_image_and_model():
+def test_teardown_removes_vllm_and_keeps_image_and_model():
     code, output = run_playbook(PLAYBOOKS / "teardown.yml", {})
     assert code == 0, output[-3000:]
     for name in ("e2e-spark-1", "e2e-spark-2"):

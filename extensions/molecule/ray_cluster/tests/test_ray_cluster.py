@@ -35,6 +35,12 @@ RAY_PORTS = {6379, 6380, 6381, 6382, 6383, 6384, 52365, 10001, 44217, 44227}
 WORKER_PORTS = range(10002, 11000)
 DPORTS = "6379,6380,6381,6382,6383,6384,52365,10001,10002:10999,44217,44227"
 CHAIN = "SPARKINFER-RAY"
+# Ray's token: kept on the admin box (this host), written on every node, mounted read-only in the containers.
+TOKEN_KEPT = Path.home() / ".config" / "sparkinfer" / f"{HEAD}-ray-auth-token"
+TOKEN_PATH = "/etc/sparkinfer/ray-auth-token"
+TOKEN_MOUNT = "/run/sparkinfer/ray-auth-token"
+BOOT_UNIT = "/etc/systemd/system/sparkinfer-ray-firewall.service"
+REFUSED = "ray.exceptions.AuthenticationError: RPC error: InvalidAuthToken: Authentication token is missing or incorrect."
 WILDCARDS = {"0.0.0.0", "*", "[::]"}
 
 
@@ -287,6 +293,74 @@ def test_the_molecule_host_on_the_fabric_cannot_reach_ray_but_the_other_node_can
     assert connects_from(HEAD, "127.0.0.1", 6379)
 
 
+@pytest.mark.parametrize("name", [HEAD, WORKER])
+def test_each_container_reads_rays_token_from_a_root_only_file_and_no_environment_holds_it(name):
+    host = node(name)
+    token = TOKEN_KEPT.read_text(encoding="utf-8").strip()
+    assert len(token) == 40
+    kept = host.file(TOKEN_PATH)
+    assert (kept.user, kept.group, kept.mode, kept.content_string) == ("root", "root", 0o600, token)
+    inspect = host.check_output(f"docker inspect {CONTAINER}")
+    assert token not in inspect
+    config = json.loads(inspect)[0]
+    env = dict(item.split("=", 1) for item in config["Config"]["Env"])
+    assert (env["RAY_AUTH_MODE"], env["RAY_AUTH_TOKEN_PATH"]) == ("token", TOKEN_MOUNT)
+    assert "RAY_AUTH_TOKEN" not in env
+    assert f"{TOKEN_PATH}:{TOKEN_MOUNT}:ro" in config["HostConfig"]["Binds"]
+
+
+@pytest.mark.parametrize(
+    "client_env",
+    [
+        {"RAY_AUTH_MODE": "disabled", "RAY_AUTH_TOKEN_PATH": ""},
+        {"RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": "not-the-clusters-token"},
+    ],
+    ids=["no token", "a wrong token"],
+)
+def test_the_gcs_refuses_a_client_of_a_cluster_node_without_the_token(client_env):
+    # From the worker, which the firewall lets in: only the token keeps this client out.
+    flags = " ".join(f"--env {key}={value}" for key, value in client_env.items())
+    refused = node(WORKER).run(f"docker exec {flags} {CONTAINER} ray status --address {GCS}")
+    assert refused.rc != 0, refused.stdout
+    assert REFUSED in refused.stderr, refused.stderr[-2000:]
+
+
+def wait_for(condition, seconds: int, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(Exception):
+            if condition():
+                return
+        assert time.monotonic() < deadline, f"no {what} after {seconds} s"
+        time.sleep(2)
+
+
+def test_after_a_reboot_the_chain_is_back_before_docker_restarts_ray_and_a_rerun_changes_nothing():
+    # Restarting the lab node's container is its reboot: a new network namespace (no iptables rules), systemd boots,
+    # Docker starts the Ray worker again (unless-stopped).
+    subprocess.run(["docker", "restart", "--time", "10", WORKER], check=True, capture_output=True, timeout=120)
+    wait_for(lambda: raylet(WORKER), 180, "raylet on the rebooted worker")
+    worker = node(WORKER)
+    assert_ray_chain(iptables_rules(WORKER), [FABRIC_IP[HEAD], FABRIC_IP[WORKER]])
+    assert_ray_chain(iptables_rules(WORKER, "ip6tables"), [])
+    # Applied before Docker started (its unit is ordered before docker.service and required by it).
+    shown = worker.check_output(
+        "systemctl show --value -p ActiveEnterTimestampMonotonic sparkinfer-ray-firewall.service; "
+        "systemctl show --value -p ExecMainStartTimestampMonotonic docker.service"
+    ).split()
+    firewall_up, docker_start = (int(value) for value in shown)
+    assert 0 < firewall_up <= docker_start, shown
+    # Ray's ports on the rebooted node: closed to the molecule host, open to the head.
+    for port in (6380, 6381):
+        assert not connects(FABRIC_IP[WORKER], port), port
+    assert connects_from(HEAD, FABRIC_IP[WORKER], 6380)
+    # The worker rejoined the head on its own, and the role finds nothing to change.
+    wait_for(lambda: assert_cluster_whole() is None, 120, "whole cluster after the reboot")
+    code, output = run_role(SCENARIO, {})
+    assert code == 0, output[-3000:]
+    assert (changed(output, HEAD), changed(output, WORKER)) == (0, 0)
+
+
 def test_the_firewall_removes_its_stale_rules_and_can_be_turned_off_and_on():
     worker = node(WORKER)
     # A node that left the cluster and a jump for ports of an earlier configuration.
@@ -379,7 +453,7 @@ def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_on
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ({"ray_cluster_state": "stopped"}, "value of ray_cluster_state must be one of: started, absent, got: stopped"),
+        ({"ray_cluster_state": "stopped"}, "value of ray_cluster_state must be one of: auto, started, absent, got: stopped"),
         ({"ray_cluster_port": "gcs"}, "argument 'ray_cluster_port' is of type str and we were unable to convert to int"),
         ({"ray_cluster_dashboard_enabled": "sometimes"}, "argument 'ray_cluster_dashboard_enabled' is of type str and we were unable to convert to bool"),
         ({"ray_cluster_extra_env": "RAY_memory_usage_threshold"}, "argument 'ray_cluster_extra_env' is of type str and we were unable to convert to dict"),
@@ -396,6 +470,11 @@ def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_on
         ),
         ({"ray_cluster_firewall_enabled": "sometimes"}, "argument 'ray_cluster_firewall_enabled' is of type str and we were unable to convert to bool"),
         ({"ray_cluster_env_file": "/etc/sparkinfer/missing.env"}, "does not exist on ray-spark-1: run the nccl_network role first"),
+        ({"ray_cluster_auth_token": "two words"}, "ray_cluster_auth_token holds a space, a line break or a character outside printable ASCII"),
+        (
+            {"ray_cluster_auth_token_path": "/etc/sparkinfer/a:/etc/b"},
+            "ray_cluster_auth_token_path is /etc/sparkinfer/a:/etc/b, not a plain absolute path",
+        ),
     ],
 )
 def test_the_role_refuses_bad_input_naming_the_variable(override, message):
@@ -427,11 +506,27 @@ def test_a_worker_that_cannot_reach_the_head_fails_the_role_naming_it():
     assert_cluster_whole()
 
 
+def test_a_new_token_restarts_every_ray_container_and_the_old_one_is_refused():
+    old = TOKEN_KEPT.read_text(encoding="utf-8").strip()
+    new = "rotated-" + old[:32]
+    code, output = run_role(SCENARIO, {"ray_cluster_auth_token": new})
+    assert code == 0, output[-3000:]
+    # The token file, then the container restarted to read it.
+    assert (changed(output, HEAD), changed(output, WORKER)) == (2, 2)
+    assert new not in output
+    assert_cluster_whole()
+    for name in (HEAD, WORKER):
+        assert node(name).file(TOKEN_PATH).content_string == new
+    refused = node(WORKER).run(f"docker exec --env RAY_AUTH_TOKEN_PATH= --env RAY_AUTH_TOKEN={old} {CONTAINER} ray status --address {GCS}")
+    assert REFUSED in refused.stderr, refused.stderr[-2000:]
+
+
 def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():
     code, output = run_role(SCENARIO, {"ray_cluster_state": "absent"})
     assert code == 0, output[-3000:]
-    # The container, then the firewall: the jumps, the chain's rules, the chain.
-    assert (changed(output, HEAD), changed(output, WORKER)) == (4, 4)
+    # The container, the token, then the firewall: the jumps, the chain's rules, the chain, the boot unit (disabled,
+    # then its files removed; systemd's reload reports no change).
+    assert (changed(output, HEAD), changed(output, WORKER)) == (7, 7)
     assert (
         output.index("Absent | Remove the Ray worker containers")
         < output.index(f"changed: [{WORKER}]")
@@ -447,3 +542,8 @@ def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():
             rules = iptables_rules(name, command)
             assert not [rule for rule in rules if CHAIN in rule], rules
         assert "-A FORWARD -j DOCKER-USER" in iptables_rules(name), name
+        # So are the node's token and the boot unit and its rules; Docker no longer requires the unit.
+        for path in (TOKEN_PATH, BOOT_UNIT, "/etc/sparkinfer/ray-firewall.rules", "/etc/sparkinfer/ray-firewall6.rules"):
+            assert not host.file(path).exists, path
+        assert host.run("systemctl list-dependencies --plain docker.service | grep -c sparkinfer-ray-firewall").stdout.strip() == "0"
+        assert host.check_output("systemctl is-active docker") == "active"
