@@ -309,6 +309,12 @@ def test_each_container_reads_rays_token_from_a_root_only_file_and_no_environmen
     assert f"{TOKEN_PATH}:{TOKEN_MOUNT}:ro" in config["HostConfig"]["Binds"]
 
 
+def ray_status_from_worker_as(client_env: dict[str, str]):
+    """`ray status` against the head's GCS from the worker's container, with the client's auth variables overridden."""
+    flags = " ".join(f"--env {key}={value}" for key, value in client_env.items())
+    return node(WORKER).run(f"docker exec {flags} {CONTAINER} ray status --address {GCS}")
+
+
 @pytest.mark.parametrize(
     "client_env",
     [
@@ -319,8 +325,7 @@ def test_each_container_reads_rays_token_from_a_root_only_file_and_no_environmen
 )
 def test_the_gcs_refuses_a_client_of_a_cluster_node_without_the_token(client_env):
     # From the worker, which the firewall lets in: only the token keeps this client out.
-    flags = " ".join(f"--env {key}={value}" for key, value in client_env.items())
-    refused = node(WORKER).run(f"docker exec {flags} {CONTAINER} ray status --address {GCS}")
+    refused = ray_status_from_worker_as(client_env)
     assert refused.rc != 0, refused.stdout
     assert REFUSED in refused.stderr, refused.stderr[-2000:]
 
@@ -517,7 +522,7 @@ def test_a_new_token_restarts_every_ray_container_and_the_old_one_is_refused():
     assert_cluster_whole()
     for name in (HEAD, WORKER):
         assert node(name).file(TOKEN_PATH).content_string == new
-    refused = node(WORKER).run(f"docker exec --env RAY_AUTH_TOKEN_PATH= --env RAY_AUTH_TOKEN={old} {CONTAINER} ray status --address {GCS}")
+    refused = ray_status_from_worker_as({"RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": old})
     assert REFUSED in refused.stderr, refused.stderr[-2000:]
 
 
