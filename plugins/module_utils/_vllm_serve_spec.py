@@ -117,6 +117,9 @@ SPEC_SETTINGS: tuple[Setting, ...] = (
     Setting("enforce_eager", "bool", "switch", "--enforce-eager", env={"sagemaker": "SM_VLLM_ENFORCE_EAGER"}),
     Setting("host", "text", "option", "--host", env={"sagemaker": "SM_VLLM_HOST"}),
     Setting("port", "port", "option", "--port", env={"sagemaker": "SM_VLLM_PORT"}),
+    # TLS for the API (uvicorn's, through vLLM's --ssl-* options): paths as the container sees them.
+    Setting("ssl_certfile", "text", "option", "--ssl-certfile", env={"sagemaker": "SM_VLLM_SSL_CERTFILE"}),
+    Setting("ssl_keyfile", "text", "option", "--ssl-keyfile", env={"sagemaker": "SM_VLLM_SSL_KEYFILE"}),
     Setting(
         "api_key",
         "text",

@@ -81,6 +81,11 @@ options:
     description: Verify the API's TLS certificate.
     type: bool
     default: true
+  ca_path:
+    description:
+      - A PEM file of the certificate authorities to verify the API's TLS certificate against (a private CA, or a
+        self-signed certificate itself); the system's when not set.
+    type: path
 seealso:
   - module: sparkinfer.cluster.vllm_log_info
 """
@@ -151,12 +156,12 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_sourc
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE, wait_for_vllm
 
 
-def api_probe(base_url: str, api_key: str | None, validate_certs: bool):
+def api_probe(base_url: str, api_key: str | None, validate_certs: bool, ca_path: str | None):
     def probe() -> tuple[bool, str]:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         for path in ("/health", "/v1/models"):
             try:
-                response = open_url(base_url.rstrip("/") + path, headers=headers, timeout=5, validate_certs=validate_certs)
+                response = open_url(base_url.rstrip("/") + path, headers=headers, timeout=5, validate_certs=validate_certs, ca_path=ca_path)
                 status = response.getcode()
             except Exception as exc:  # any failure to answer means: not ready yet
                 return False, f"{path}: {exc}"
@@ -188,6 +193,7 @@ def main() -> None:
             "url": {"type": "str"},
             "api_key": {"type": "str", "no_log": True},
             "validate_certs": {"type": "bool", "default": True},
+            "ca_path": {"type": "path"},
         },
         mutually_exclusive=[("path", "container")],
         required_one_of=[("path", "container")],
@@ -201,7 +207,7 @@ def main() -> None:
     if unknown:
         module.fail_json(msg=f"expect has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(EXPECTABLE)}")
     source = log_source(module)
-    probe = api_probe(params["url"], params["api_key"], params["validate_certs"]) if params["url"] else None
+    probe = api_probe(params["url"], params["api_key"], params["validate_certs"], params["ca_path"]) if params["url"] else None
     try:
         outcome = wait_for_vllm(
             source,

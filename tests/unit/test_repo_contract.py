@@ -12,21 +12,33 @@ REPO = Path(__file__).resolve().parents[2]
 ROLES = sorted(path.name for path in (REPO / "roles").iterdir() if path.is_dir())
 MODULES = sorted((REPO / "plugins" / "modules").glob("*.py"))
 FILTERS = sorted(path for path in (REPO / "plugins" / "filter").glob("*.py") if path.name != "__init__.py")
-EXPECTED_ROLES = ["gb10_host", "nccl_network", "ray_cluster", "vllm_image", "vllm_serve"]
+EXPECTED_ROLES = ["gb10_host", "nccl_network", "node_firewall", "ray_cluster", "vllm_image", "vllm_serve"]
 
 
 def load_yaml(path: Path):
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def role_entry_points(role: str) -> dict:
+    return load_yaml(REPO / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]
+
+
 def role_options(role: str) -> dict:
-    specs = load_yaml(REPO / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]
-    assert list(specs) == ["main"], f"{role}: one entry point, main"
-    return specs["main"].get("options") or {}
+    return role_entry_points(role)["main"].get("options") or {}
 
 
-def test_the_five_roles_exist():
+def test_the_roles_exist():
     assert ROLES == EXPECTED_ROLES
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_entry_point_has_its_tasks_and_takes_mains_options_with_mains_defaults(role):
+    main = role_options(role)
+    for entry, spec in role_entry_points(role).items():
+        assert (REPO / "roles" / role / "tasks" / f"{entry}.yml").is_file(), f"{role}: entry point {entry} has no tasks/{entry}.yml"
+        for name, option in (spec.get("options") or {}).items():
+            assert name in main, f"{role}: {entry} takes {name}, which main does not"
+            assert option.get("default") == main[name].get("default"), f"{role}: {entry}'s default of {name} differs from main's"
 
 
 @pytest.mark.parametrize("role", ROLES)

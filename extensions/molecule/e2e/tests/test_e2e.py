@@ -61,6 +61,18 @@ def test_both_nodes_hold_one_image_and_run_a_vllm_rank_and_with_the_mp_executor_
         assert not host.file("/etc/sparkinfer/ray-auth-token").exists
     follower_args = json.loads(node("e2e-spark-2").check_output("docker inspect --format '{{json .Args}}' sparkinfer-vllm"))
     assert follower_args[-1] == "--headless"
+    # The mp rendezvous on the head is for the cluster's nodes only; the follower has none to guard.
+    assert_rendezvous_guarded()
+    assert node("e2e-spark-2").run("iptables -S SPARKINFER-VLLM").rc != 0
+    # The worker accepts the head's image transfer key (teardown withdraws it).
+    assert node("e2e-spark-2").run("grep -rl sparkinfer-transfer@ /root/.ssh /home").stdout.strip() != ""
+
+
+def assert_rendezvous_guarded() -> None:
+    chain = node("e2e-spark-1").check_output("iptables -S SPARKINFER-VLLM").splitlines()
+    assert f"-A SPARKINFER-VLLM -s {HEAD_IP}/32 -j ACCEPT" in chain
+    assert f"-A SPARKINFER-VLLM -s {WORKER_IP}/32 -j ACCEPT" in chain
+    assert chain[-1] == "-A SPARKINFER-VLLM -j DROP"
 
 
 def test_status_prints_one_table_for_the_cluster():
@@ -85,6 +97,8 @@ def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
     head = node("e2e-spark-1")
     assert head.run("docker inspect sparkinfer-vllm-validate").rc == 1
     assert head.check_output("docker ps --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
+    # A one-node run leaves the cluster's rendezvous chain alone.
+    assert_rendezvous_guarded()
 
 
 def test_teardown_removes_vllm_and_keeps_image_and_model():
@@ -95,3 +109,9 @@ def test_teardown_removes_vllm_and_keeps_image_and_model():
         assert host.check_output("docker ps -a --format '{{.Names}}'") == ""
         assert host.run("docker image inspect sparkinfer-lab-vllm:latest").rc == 0
         assert host.file("/opt/sparkinfer/models/tiny-qwen3-moe/config.json").exists
+        # The rendezvous chain and its boot unit are gone, and so is the image transfer key, on both ends.
+        assert host.run("iptables -S SPARKINFER-VLLM").rc != 0
+        assert not host.file("/etc/systemd/system/sparkinfer-vllm-firewall.service").exists
+        assert host.run("grep -rl sparkinfer-transfer@ /root/.ssh /home").stdout == ""
+        assert not host.file("/usr/local/bin/sparkinfer-transfer").exists
+    assert not node("e2e-spark-1").file("/root/.ssh/sparkinfer_transfer_ed25519").exists

@@ -109,6 +109,41 @@ def test_netplan_refuses_a_bad_file_and_keeps_the_old_one():
     assert node("nccl-spark-1").file(NETPLAN_FILE).content_string == before
 
 
+def test_a_changed_netplan_keeps_the_replaced_file_beside_it_where_netplan_does_not_read_it():
+    head = node("nccl-spark-1")
+    before = head.file(NETPLAN_FILE).content_string
+    head.check_output(f"rm -f {NETPLAN_FILE}.*~")
+    code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.21/24", "192.168.181.21/24"]}, limit="nccl-spark-1")
+    try:
+        assert code == 0, output[-2000:]
+        assert "192.168.180.21/24" in head.file(NETPLAN_FILE).content_string
+        backups = head.check_output(f"ls {NETPLAN_FILE}.*~").split()
+        assert len(backups) == 1, backups
+        backup = head.file(backups[0])
+        assert (backup.content_string, backup.user, backup.mode) == (before, "root", 0o600)
+    finally:
+        code, output = run_role(SCENARIO, {}, limit="nccl-spark-1")
+        head.check_output(f"rm -f {NETPLAN_FILE}.*~")
+    assert code == 0, output[-2000:]
+    assert NETPLAN_ADDRESSES["nccl-spark-1"][0] in head.file(NETPLAN_FILE).content_string
+
+
+def test_a_fabric_interface_that_carries_the_default_route_is_refused_and_nothing_is_written():
+    # The management network's interface named as a twin: here a stand-in twin given the node's default route.
+    head = node("nccl-spark-1")
+    before = head.file(NETPLAN_FILE).content_string
+    twin = TWINS[0]
+    head.check_output(f"ip link set {twin}-x up && ip link set {twin} up && ip route add default dev {twin} metric 4242")
+    try:
+        code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.21/24", "192.168.181.21/24"]}, limit="nccl-spark-1")
+    finally:
+        head.check_output(f"ip route del default dev {twin} metric 4242; ip link set {twin} down; ip link set {twin}-x down")
+    assert code == 2, output[-2000:]
+    assert f"nccl-spark-1: {twin} carries this node's default route or the address Ansible reaches it at" in output, output[-2000:]
+    assert "Nothing was written." in output, output[-2000:]
+    assert head.file(NETPLAN_FILE).content_string == before
+
+
 def test_a_cut_fabric_is_reported_with_the_failing_pair():
     worker = node("nccl-spark-2")
     drop = "iptables -I INPUT -i eth0 -p icmp -j DROP"

@@ -355,6 +355,11 @@ def test_after_a_reboot_the_chain_is_back_before_docker_restarts_ray_and_a_rerun
     ).split()
     firewall_up, docker_start = (int(value) for value in shown)
     assert 0 < firewall_up <= docker_start, shown
+    # Docker requires the unit: a restart by hand, which would restart Docker and every container, is refused.
+    restarted = worker.run("systemctl restart sparkinfer-ray-firewall.service")
+    assert restarted.rc != 0
+    assert "refuse manual start/stop" in restarted.stderr, restarted.stderr
+    assert worker.check_output("systemctl show --value -p ExecMainStartTimestampMonotonic docker.service") == str(docker_start)
     # Ray's ports on the rebooted node: closed to the molecule host, open to the head.
     for port in (6380, 6381):
         assert not connects(FABRIC_IP[WORKER], port), port

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,13 @@ SCENARIO = "vllm_image"
 IMAGE = "sparkinfer-lab-vllm:latest"
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
 SOURCE_ADDRESS = "192.168.178.11"
+RECEIVER_ADDRESS = "192.168.178.12"
+FORCED_COMMAND = "/usr/local/bin/sparkinfer-transfer"
+# The source node's SSH command for transfers, as the role runs it (roles/vllm_image/vars/main.yml), never prompting.
+TRANSFER_SSH = (
+    "ssh -i /root/.ssh/sparkinfer_transfer_ed25519 -o UserKnownHostsFile=/root/.ssh/sparkinfer_transfer_known_hosts "
+    "-o StrictHostKeyChecking=yes -o BatchMode=yes"
+)
 
 
 def node(name: str) -> testinfra.host.Host:
@@ -45,11 +53,31 @@ def test_both_nodes_hold_the_same_model_files():
 
 def test_the_receiving_node_accepts_the_transfer_key_from_the_source_fabric_address_only():
     keys = node("vllm-spark-2").file("/home/sparkops/.ssh/authorized_keys").content_string
-    assert f'restrict,from="{SOURCE_ADDRESS}"' in keys
+    assert f'restrict,from="{SOURCE_ADDRESS}",command="{FORCED_COMMAND} {MODEL}"' in keys
     assert "sparkinfer-transfer@vllm-spark-1" in keys
     known = node("vllm-spark-1").file("/root/.ssh/sparkinfer_transfer_known_hosts").content_string
     host_key = node("vllm-spark-2").file("/etc/ssh/ssh_host_ed25519_key.pub").content_string.split()[1]
     assert host_key in known
+
+
+def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_directory():
+    source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
+    assert receiver.file(FORCED_COMMAND).mode == 0o755
+    # Another command, or the one the key is for with another after it: refused by the forced command, never run.
+    for command in ("touch /tmp/sparkinfer-injected", "docker load; touch /tmp/sparkinfer-injected"):
+        refused = source.run(f"{TRANSFER_SSH} sparkops@{RECEIVER_ADDRESS} {shlex.quote(command)}")
+        assert refused.rc == 1, refused
+        assert f"sparkinfer-transfer: refused '{command}'" in refused.stderr, refused.stderr
+    # rsync reading from the receiving node, or writing outside the model directory.
+    pulled = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} sparkops@{RECEIVER_ADDRESS}:/etc/hostname /tmp/sparkinfer-pulled")
+    assert pulled.rc != 0, pulled
+    assert "options other than -a, --checksum and --delete" in pulled.stderr, pulled.stderr
+    pushed = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} {MODEL}/config.json sparkops@{RECEIVER_ADDRESS}:/tmp/sparkinfer-elsewhere/")
+    assert pushed.rc != 0, pushed
+    assert f"a destination other than {MODEL}/" in pushed.stderr, pushed.stderr
+    assert not receiver.file("/tmp/sparkinfer-injected").exists
+    assert not receiver.file("/tmp/sparkinfer-elsewhere").exists
+    assert not source.file("/tmp/sparkinfer-pulled").exists
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,30 +20,40 @@ from role_runs import CONVERGE, run_playbook, run_role
 
 SCENARIO = "vllm_serve"
 HEAD_IP = "192.168.182.11"
+FOLLOWER_IP = "192.168.182.12"
 ENDPOINT = f"http://{HEAD_IP}:8000"
 CONTAINER = "sparkinfer-vllm"
 KEY_FILE = Path.home() / ".config" / "sparkinfer" / "serve-spark-1-vllm-api-key"
+# The mp rendezvous (PyTorch's TCPStore on the head) and the chain that guards it.
+RENDEZVOUS_PORT = 29501
+CHAIN = "SPARKINFER-VLLM"
+COMMENT = "sparkinfer.cluster vllm_serve - mp rendezvous, cluster nodes only"
+JUMP = f'-A INPUT -p tcp -m multiport --dports {RENDEZVOUS_PORT} -m comment --comment "{COMMENT}" -j {CHAIN}'
 
 
 def node(name: str) -> testinfra.host.Host:
     return testinfra.get_host(f"ansible://{name}?ansible_inventory={os.environ['MOLECULE_INVENTORY_FILE']}", sudo=True)
 
 
-def http_status(host, path: str, key: str | None) -> tuple[int, str]:
-    """The status and body of GET path on the endpoint, asked from a node with Python's urllib."""
+def http_status(host, path: str, key: str | None, *, body: dict | None = None, endpoint: str = ENDPOINT, ca_file: str = "") -> tuple[int, str]:
+    """The status and body of GET path (POST with a JSON body) on the endpoint, asked from a node with Python's urllib."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    data = json.dumps(body).encode() if body is not None else None
+    if data is not None:
+        headers["Content-Type"] = "application/json"
     script = (
-        "import json, sys, urllib.request, urllib.error\n"
-        f"request = urllib.request.Request({ENDPOINT + path!r}, headers={headers!r})\n"
+        "import ssl, sys, urllib.request, urllib.error\n"
+        f"request = urllib.request.Request({endpoint + path!r}, data={data!r}, headers={headers!r})\n"
+        f"context = ssl.create_default_context(cafile={ca_file!r}) if {bool(ca_file)!r} else None\n"
         "try:\n"
-        "    response = urllib.request.urlopen(request, timeout=30)\n"
+        "    response = urllib.request.urlopen(request, timeout=30, context=context)\n"
         "    print(response.status); print(response.read().decode())\n"
         "except urllib.error.HTTPError as exc:\n"
         "    print(exc.code); print(exc.read().decode())\n"
     )
-    out = host.check_output(f"python3 -c {shlex.quote(script)}")
-    status, body = out.split("\n", 1)
-    return int(status), body
+    # /health answers with an empty body, which check_output's stripping leaves as the status line alone.
+    lines = host.check_output(f"python3 -c {shlex.quote(script)}").split("\n", 1)
+    return int(lines[0]), lines[1] if len(lines) > 1 else ""
 
 
 def container_args(host) -> list[str]:
@@ -54,6 +67,29 @@ def test_the_api_lists_the_served_model_with_the_kept_key_and_refuses_without_it
     assert status == 200, body
     assert [model["id"] for model in json.loads(body)["data"]] == ["tiny-qwen3-moe"]
     assert http_status(node("serve-spark-2"), "/v1/models", None)[0] == 401
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/version", None),
+        ("/metrics", None),
+        ("/tokenize", {"model": "tiny-qwen3-moe", "prompt": "Say hello."}),
+        ("/invocations", {"model": "tiny-qwen3-moe", "prompt": "Say hello.", "max_tokens": 1}),
+    ],
+)
+def test_routes_vllm_leaves_open_need_the_key_too(path, body):
+    # vLLM guards /v1, /v2, /inference and /cohere only; the role's middleware guards the rest.
+    follower = node("serve-spark-2")
+    status, answer = http_status(follower, path, None, body=body)
+    assert (status, answer.strip()) == (401, '{"error": "Unauthorized"}')
+    if path != "/invocations":
+        key = KEY_FILE.read_text(encoding="utf-8").split()[0]
+        assert http_status(follower, path, key, body=body)[0] == 200
+
+
+def test_the_health_probe_answers_without_the_key():
+    assert http_status(node("serve-spark-2"), "/health", None)[0] == 200
 
 
 def test_both_ranks_run_identical_serve_flags_and_differ_only_in_rank():
@@ -72,6 +108,79 @@ def test_the_api_listens_on_the_fabric_address_only():
     sockets = [line.split()[3] for line in listening.splitlines()]
     assert f"{HEAD_IP}:8000" in sockets
     assert not [socket for socket in sockets if socket.endswith(":8000") and socket != f"{HEAD_IP}:8000"]
+
+
+def connects(address: str, port: int) -> bool:
+    """Whether a TCP connection from this test process (the molecule host, on the fabric) to address:port succeeds."""
+    try:
+        with socket.create_connection((address, port), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def connects_from(host, address: str, port: int) -> bool:
+    """Whether a TCP connection from inside a lab node to address:port succeeds."""
+    probe = f"import socket; socket.create_connection(({address!r}, {port}), timeout=3).close()"
+    return host.run(f"python3 -c {shlex.quote(probe)}").rc == 0
+
+
+def chain_rules(host, command: str = "iptables") -> list[str]:
+    """The rules of the rendezvous chain and every jump to it, in the order `-S` lists them."""
+    return [rule for rule in host.check_output(f"{command} -S").splitlines() if CHAIN in rule]
+
+
+def assert_rendezvous_guarded(head) -> None:
+    rules = head.check_output("iptables -S").splitlines()
+    assert next(rule for rule in rules if rule.startswith("-A INPUT ")) == JUMP, rules
+    assert chain_rules(head) == [
+        f"-N {CHAIN}",
+        JUMP,
+        f"-A {CHAIN} -i lo -j ACCEPT",
+        f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        f"-A {CHAIN} -s {HEAD_IP}/32 -j ACCEPT",
+        f"-A {CHAIN} -s {FOLLOWER_IP}/32 -j ACCEPT",
+        f"-A {CHAIN} -j DROP",
+    ]
+
+
+def test_the_rendezvous_port_answers_the_cluster_nodes_only():
+    head, follower = node("serve-spark-1"), node("serve-spark-2")
+    # PyTorch's TCPStore listens on every address of the head for as long as vLLM serves.
+    listening = [line.split()[3] for line in head.check_output("ss -Hltn").splitlines()]
+    assert {f"0.0.0.0:{RENDEZVOUS_PORT}", f"*:{RENDEZVOUS_PORT}", f"[::]:{RENDEZVOUS_PORT}"} & set(listening), listening
+    assert_rendezvous_guarded(head)
+    assert chain_rules(head, "ip6tables") == [
+        f"-N {CHAIN}",
+        JUMP,
+        f"-A {CHAIN} -i lo -j ACCEPT",
+        f"-A {CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        f"-A {CHAIN} -j DROP",
+    ]
+    # The follower has no rendezvous of its own, and no chain.
+    assert chain_rules(follower) == []
+    # This process runs on the host that owns the fabric's bridge: an address on the fabric that is not a node's.
+    own = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"inet 192\.168\.182\.1/24 ", own), own
+    assert not connects(HEAD_IP, RENDEZVOUS_PORT)
+    assert connects(HEAD_IP, 8000)
+    assert connects_from(follower, HEAD_IP, RENDEZVOUS_PORT)
+    # Put back at boot before Docker starts, which requires it.
+    assert head.check_output("systemctl is-enabled sparkinfer-vllm-firewall.service") == "enabled"
+    assert "sparkinfer-vllm-firewall.service" in head.check_output("systemctl list-dependencies --plain docker.service")
+
+
+def test_the_boot_unit_started_by_hand_leaves_one_jump_and_refuses_a_restart_that_would_restart_docker():
+    head = node("serve-spark-1")
+    # The role enabled it for the next boot and put the running rules itself: a start by hand applies them again.
+    head.check_output("systemctl start sparkinfer-vllm-firewall.service")
+    assert_rendezvous_guarded(head)
+    assert len([rule for rule in chain_rules(head, "ip6tables") if rule.startswith("-A INPUT ")]) == 1
+    # Docker requires the unit: restarting it would restart Docker and stop vLLM (restart policy no).
+    restarted = head.run("systemctl restart sparkinfer-vllm-firewall.service")
+    assert restarted.rc != 0
+    assert "refuse manual start/stop" in restarted.stderr, restarted.stderr
+    assert head.check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
 
 
 def test_the_head_records_the_gated_launch_for_status():
@@ -144,8 +253,39 @@ def test_the_role_refuses_what_cannot_serve_and_says_why(drill_container, overri
         assert head.check_output(f"docker inspect --format '{{{{.State.Status}}}}' {drill_container}") == "exited"
         assert "The rank on serve-spark-1 was stopped" in output, output[-3000:]
         assert "Resolved architecture" in head.check_output(f"docker logs {drill_container} 2>&1")
-    # The converged server is untouched.
+    # The converged server is untouched, and a one-node run leaves the cluster's rendezvous guarded.
     assert head.check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
+    assert_rendezvous_guarded(head)
+
+
+def test_tls_serves_https_that_the_role_verifies_and_no_plain_http(drill_container):
+    head, follower = node("serve-spark-1"), node("serve-spark-2")
+    tls = "/etc/sparkinfer/drill-tls"
+    # A self-signed certificate that names the head's fabric address: its own CA.
+    head.check_output(
+        f"mkdir -p {tls} && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=serve-spark-1 "
+        f"-addext subjectAltName=IP:{HEAD_IP} -keyout {tls}/key.pem -out {tls}/cert.pem 2>/dev/null && chmod 0600 {tls}/key.pem"
+    )
+    try:
+        tls_vars = {"vllm_serve_tls_certfile": f"{tls}/cert.pem", "vllm_serve_tls_keyfile": f"{tls}/key.pem", "vllm_serve_tls_ca_file": f"{tls}/cert.pem"}
+        code, output = run_role(SCENARIO, single_node_override(**tls_vars), limit="serve-spark-1")
+        # The gate's readiness probe and the smoke test went over HTTPS, verifying the certificate.
+        assert code == 0, output[-3000:]
+        record = json.loads(head.file(f"/etc/sparkinfer/{drill_container}.json").content_string)
+        assert record["endpoint"] == f"https://{HEAD_IP}:8011/v1"
+        args = json.loads(head.check_output(f"docker inspect --format '{{{{json .Args}}}}' {drill_container}"))
+        assert args[args.index("--ssl-certfile") + 1] == "/run/sparkinfer/tls/cert.pem"
+        assert args[args.index("--ssl-keyfile") + 1] == "/run/sparkinfer/tls/key.pem"
+        # A client on the fabric that trusts the certificate gets the models with the key; plain HTTP gets nothing.
+        follower.check_output(f"cat > /tmp/drill-ca.pem << 'EOF'\n{head.file(f'{tls}/cert.pem').content_string}EOF")
+        key = KEY_FILE.read_text(encoding="utf-8").split()[0]
+        status, answer = http_status(follower, "/v1/models", key, endpoint=f"https://{HEAD_IP}:8011", ca_file="/tmp/drill-ca.pem")
+        assert status == 200, answer
+        plain = f"import urllib.request; urllib.request.urlopen('http://{HEAD_IP}:8011/health', timeout=10)"
+        assert follower.run(f"python3 -c {shlex.quote(plain)}").rc != 0
+    finally:
+        head.run(f"rm -rf {tls}")
+        follower.run("rm -f /tmp/drill-ca.pem")
 
 
 def test_check_mode_makes_no_api_key_file_on_the_admin_box(tmp_path):

@@ -131,11 +131,21 @@ def test_api_probe_reports_what_answered(monkeypatch):
             return self.code
 
     codes = iter([200, 503])
-    monkeypatch.setattr(vllm_wait, "open_url", lambda url, **kwargs: Answer(next(codes)))
-    assert vllm_wait.api_probe("http://127.0.0.1:8000/", "secret", True)() == (False, "/v1/models answered 503")
+    asked = []
+
+    def answer(url, **kwargs):
+        asked.append((url, kwargs["ca_path"], kwargs["headers"]))
+        return Answer(next(codes))
+
+    monkeypatch.setattr(vllm_wait, "open_url", answer)
+    assert vllm_wait.api_probe("https://127.0.0.1:8000/", "secret", True, "/etc/ca.pem")() == (False, "/v1/models answered 503")
+    assert asked == [
+        ("https://127.0.0.1:8000/health", "/etc/ca.pem", {"Authorization": "Bearer secret"}),
+        ("https://127.0.0.1:8000/v1/models", "/etc/ca.pem", {"Authorization": "Bearer secret"}),
+    ]
 
     def refused(url, **kwargs):
         raise OSError("connection refused")
 
     monkeypatch.setattr(vllm_wait, "open_url", refused)
-    assert vllm_wait.api_probe("http://127.0.0.1:8000", None, True)() == (False, "/health: connection refused")
+    assert vllm_wait.api_probe("http://127.0.0.1:8000", None, True, None)() == (False, "/health: connection refused")
