@@ -1,8 +1,9 @@
 """Run the failure drills and print, per drill, the seconds from the start of the failing playbook to the failure.
 
 Against the lab that `make site` brought up (the default inventory, inventories/lab), or any pair
-that site.yml converged; the drills restore the pair after each one. With --molecule the drills
-scenario builds its own pair first (`molecule test -s drills`, about 30 min on 2 cores).
+that site.yml converged; the drills restore the pair after each one. With --molecule the e2e
+scenario builds its own pair first and runs its serving checks, the drills and teardown on it
+(`molecule test -s e2e`, about 30 min on 2 cores).
 
     python3 bench/drills.py                    # all drills on the running lab
     python3 bench/drills.py -k "drill_2 or drill_5"
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = REPO / "extensions" / "molecule" / "drills" / "tests" / "test_drills.py"
+TESTS = REPO / "extensions" / "molecule" / "e2e" / "tests" / "test_2_drills.py"
 REPORT = REPO / ".cache" / "drills" / "report.json"
 
 
@@ -34,7 +35,7 @@ def run_drills(inventory: Path, selection: str | None) -> int:
 
 def run_scenario() -> int:
     env = {**os.environ, "SPARKINFER_DRILL_REPORT": str(REPORT)}
-    return subprocess.run(["molecule", "test", "-s", "drills"], cwd=REPO, env=env, check=False).returncode
+    return subprocess.run(["molecule", "test", "-s", "e2e"], cwd=REPO, env=env, check=False).returncode
 
 
 def print_report() -> None:
@@ -49,7 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inventory", type=Path, default=REPO / "inventories" / "lab" / "hosts.yml", help="a pair site.yml converged")
     parser.add_argument("-k", dest="selection", help="pytest -k expression choosing drills")
-    parser.add_argument("--molecule", action="store_true", help="run the drills scenario, which builds its own pair")
+    parser.add_argument("--molecule", action="store_true", help="run the e2e scenario, which builds its own pair")
     parser.add_argument("--report-only", action="store_true", help="print the last report without running anything")
     args = parser.parse_args()
     code = 0

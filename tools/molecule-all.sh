@@ -11,8 +11,8 @@ logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
 mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 # The longest first in each lane, so the lanes end close together.
-lane_a=(drills vllm_image gb10_host nccl_network)
-lane_b=(e2e ray_cluster vllm_serve)
+lane_a=(e2e nccl_network gb10_host)
+lane_b=(ray_cluster vllm_serve vllm_image)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
 if [ "$listed" != "$all" ]; then
   echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2
@@ -24,7 +24,7 @@ fi
 # until then they hold their subnets and, running, the cores. So destroy them all first.
 docker_names=$( (docker ps -a --format '{{.Names}}'; docker network ls --format '{{.Name}}') | sort -u)
 for scenario in $all; do
-  declared=$(python3 tools/molecule-declared-names.py "extensions/molecule/$scenario/molecule.yml" | sort -u)
+  declared=$(python3 tools/molecule-platforms.py names "extensions/molecule/$scenario/molecule.yml" | sort -u)
   leftovers=$(comm -12 <(echo "$declared") <(echo "$docker_names") | paste -sd' ')
   if [ -n "$leftovers" ]; then
     echo "molecule-all: scenario $scenario left $leftovers behind (an earlier run cut short); destroying them"
@@ -37,21 +37,24 @@ done
 
 # Each scenario creates its own fabric network; Docker refuses a subnet another network holds
 # ("Pool overlaps with other one on this address space"), so say which one before anything starts.
-scenario_subnets=$(grep -ho 'subnet: [0-9./]*' extensions/molecule/*/molecule.yml | awk '{print $2}' | sort -u)
-for subnet in $scenario_subnets; do
-  users=$(grep -l "subnet: $subnet" extensions/molecule/*/molecule.yml | cut -d/ -f3 | paste -sd' ')
-  if [ "$(echo "$users" | wc -w)" -gt 1 ]; then
-    echo "molecule-all: scenarios $users share the subnet $subnet; give each its own" >&2
-    exit 1
-  fi
-  for network in $(docker network ls -q); do
-    read -r name subnets < <(docker network inspect -f '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' "$network")
-    if [[ " $subnets " == *" $subnet "* ]]; then
-      echo "molecule-all: the Docker network $name holds $subnet, which scenario $users needs; remove it (lab/down.sh removes the lab's)" >&2
+scenario_subnets=$(for scenario in $all; do
+  python3 tools/molecule-platforms.py subnets "extensions/molecule/$scenario/molecule.yml" | sed "s/^/$scenario /"
+done)
+shared=$(echo "$scenario_subnets" | awk '{print $3}' | sort | uniq -d)
+if [ -n "$shared" ]; then
+  echo "molecule-all: scenarios share the subnets $(echo "$shared" | paste -sd' '); give each its own:" >&2
+  echo "$scenario_subnets" >&2
+  exit 1
+fi
+while read -r scenario network subnet; do
+  for existing in $(docker network ls -q); do
+    read -r name subnets < <(docker network inspect -f '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' "$existing")
+    if [ "$name" != "$network" ] && [[ " $subnets " == *" $subnet "* ]]; then
+      echo "molecule-all: the Docker network $name holds $subnet, which scenario $scenario needs; remove it (lab/down.sh removes the lab's)" >&2
       exit 1
     fi
   done
-done
+done <<<"$scenario_subnets"
 
 run_lane() {
   local scenario start code

@@ -1,30 +1,18 @@
-"""Verify the whole chain on two lab nodes: served across both, status table, validation, teardown (failures: the drills scenario).
+"""The converged chain on two lab nodes: served across both, the status table, single-node validation.
 
-The tests run in file order; the teardown test is last and leaves the nodes without a server.
+First of the scenario's test files (molecule.yml): the drills come next, on the same pair.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import sys
-from pathlib import Path
 
-import testinfra
+from chain_lab import PLAYBOOKS, api_key, node, run_playbook
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
-from role_runs import run_playbook
-
-PLAYBOOKS = Path(__file__).resolve().parents[4] / "playbooks"
 HEAD_IP, WORKER_IP = "192.168.183.11", "192.168.183.12"
 ENDPOINT = f"http://{HEAD_IP}:8000"
-KEY_FILE = Path.home() / ".config" / "sparkinfer" / "e2e-spark-1-vllm-api-key"
-
-
-def node(name: str) -> testinfra.host.Host:
-    return testinfra.get_host(f"ansible://{name}?ansible_inventory={os.environ['MOLECULE_INVENTORY_FILE']}", sudo=True)
 
 
 def post_chat(host, key: str) -> tuple[int, dict]:
@@ -44,7 +32,7 @@ def post_chat(host, key: str) -> tuple[int, dict]:
 
 
 def test_the_worker_node_gets_a_chat_completion_from_the_endpoint():
-    status, answer = post_chat(node("e2e-spark-2"), KEY_FILE.read_text(encoding="utf-8").split()[0])
+    status, answer = post_chat(node("e2e-spark-2"), api_key())
     assert status == 200, answer
     assert answer["choices"] and answer["usage"]["completion_tokens"] > 0
 
@@ -99,19 +87,3 @@ def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
     assert head.check_output("docker ps --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
     # A one-node run leaves the cluster's rendezvous chain alone.
     assert_rendezvous_guarded()
-
-
-def test_teardown_removes_vllm_and_keeps_image_and_model():
-    code, output = run_playbook(PLAYBOOKS / "teardown.yml", {})
-    assert code == 0, output[-3000:]
-    for name in ("e2e-spark-1", "e2e-spark-2"):
-        host = node(name)
-        assert host.check_output("docker ps -a --format '{{.Names}}'") == ""
-        assert host.run("docker image inspect sparkinfer-lab-vllm:latest").rc == 0
-        assert host.file("/opt/sparkinfer/models/tiny-qwen3-moe/config.json").exists
-        # The rendezvous chain and its boot unit are gone, and so is the image transfer key, on both ends.
-        assert host.run("iptables -S SPARKINFER-VLLM").rc != 0
-        assert not host.file("/etc/systemd/system/sparkinfer-vllm-firewall.service").exists
-        assert host.run("grep -rl sparkinfer-transfer@ /root/.ssh /home").stdout == ""
-        assert not host.file("/usr/local/bin/sparkinfer-transfer").exists
-    assert not node("e2e-spark-1").file("/root/.ssh/sparkinfer_transfer_ed25519").exists

@@ -1,6 +1,6 @@
-"""The converged pair the drills break and restore: its nodes, playbook runs timed, node commands, the report.
+"""The converged pair the e2e scenario's tests read, break and restore: its nodes, playbook runs timed, the drills' report.
 
-Works on any inventory of one head and one worker that site.yml converged: the drills scenario's
+Works on any inventory of one head and one worker that site.yml converged: the e2e scenario's
 (molecule), or the lab's (inventories/lab, for bench/drills.py).
 """
 
