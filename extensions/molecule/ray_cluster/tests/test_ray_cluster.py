@@ -140,6 +140,13 @@ def test_each_container_holds_the_nccl_environment_file_and_the_roles_variables(
     assert env["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert env["RAY_memory_monitor_refresh_ms"] == "0"
     assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
+    # The persistent caches vLLM's workers compile into under the Ray executor, each where its variable points.
+    caches = {"VLLM_CACHE_ROOT": "vllm", "TRITON_CACHE_DIR": "triton", "FLASHINFER_WORKSPACE_BASE": "flashinfer", "HF_HOME": "huggingface"}
+    mounts = json.loads(host.check_output(f"docker inspect --format '{{{{json .Mounts}}}}' {CONTAINER}"))
+    mounted = {mount["Destination"]: (mount["Source"], mount["RW"]) for mount in mounts}
+    for variable, cache in caches.items():
+        assert env[variable] == f"/var/cache/sparkinfer/{cache}"
+        assert mounted[env[variable]] == (f"/opt/sparkinfer/cache/{cache}", True)
 
 
 @pytest.mark.parametrize("name", [HEAD, WORKER])
