@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import socket
 import urllib.error
 import urllib.request
 
 import pytest
 from chain_lab import Run, api_key, node, pair, ray_token, record, timed
+from probes import connects, connects_from
 
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
 # A second server on the head for the single-node drills, beside the pair's own (port 8000).
@@ -215,9 +215,8 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
     for host, table in listeners.items():
         assert not re.search(r"(\*|0\.0\.0\.0|\[::\]):(8000|8265)\b", table), f"{host}: {table}"
     # Ray's GCS binds every address (Ray has no option against it): the firewall lets only the pair in.
-    with pytest.raises(OSError):
-        socket.create_connection((pair().head_ip, 6379), timeout=3).close()
-    assert worker.run(f"python3 -c \"import socket; socket.create_connection(('{pair().head_ip}', 6379), timeout=3)\"").rc == 0
+    assert not connects(pair().head_ip, 6379)
+    assert connects_from(worker, pair().head_ip, 6379)
     # The API refuses a request without the key.
     request = urllib.request.Request(f"http://{pair().head_ip}:8000/v1/models")
     with pytest.raises(urllib.error.HTTPError) as refused:

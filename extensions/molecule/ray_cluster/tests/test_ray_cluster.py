@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 import testinfra
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from probes import connects, connects_from
 from role_runs import run_playbook, run_role
 
 SCENARIO = "ray_cluster"
@@ -235,7 +235,7 @@ def test_every_wildcard_listener_is_sshd_or_a_pinned_ray_port_and_ray_workers_ar
         # A worker process's port on the worker node: closed to the molecule host, open to the head.
         port = int(workers[WORKER][0][0].rsplit(":", 1)[1])
         assert not connects(FABRIC_IP[WORKER], port), port
-        assert connects_from(HEAD, FABRIC_IP[WORKER], port), port
+        assert connects_from(node(HEAD), FABRIC_IP[WORKER], port), port
 
 
 def iptables_rules(name: str, command: str = "iptables") -> list[str]:
@@ -265,21 +265,6 @@ def test_the_firewall_lets_only_loopback_and_the_cluster_nodes_reach_ray_ports(n
     assert_ray_chain(iptables_rules(name, "ip6tables"), [])
 
 
-def connects(address: str, port: int, timeout: float = 3.0) -> bool:
-    """Whether a TCP connection from this test process (the molecule host) to address:port succeeds."""
-    try:
-        with socket.create_connection((address, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def connects_from(name: str, address: str, port: int) -> bool:
-    """Whether a TCP connection from inside the lab node `name` to address:port succeeds."""
-    probe = f"import socket; socket.create_connection(('{address}', {port}), timeout=3).close()"
-    return node(name).run(f'python3 -c "{probe}"').rc == 0
-
-
 def test_the_molecule_host_on_the_fabric_cannot_reach_ray_but_the_other_node_can():
     # This process runs on the host that owns the fabric network's bridge: an address on the fabric that is not a node's.
     own = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True, check=True).stdout
@@ -293,11 +278,11 @@ def test_the_molecule_host_on_the_fabric_cannot_reach_ray_but_the_other_node_can
         for port in (6380, 6381, 6384):
             assert not connects(FABRIC_IP[name], port), (name, port)
     # Between the nodes Ray's ports are open, both ways.
-    assert connects_from(WORKER, FABRIC_IP[HEAD], 6379)
-    assert connects_from(WORKER, FABRIC_IP[HEAD], 6380)
-    assert connects_from(HEAD, FABRIC_IP[WORKER], 6380)
+    assert connects_from(node(WORKER), FABRIC_IP[HEAD], 6379)
+    assert connects_from(node(WORKER), FABRIC_IP[HEAD], 6380)
+    assert connects_from(node(HEAD), FABRIC_IP[WORKER], 6380)
     # And on loopback.
-    assert connects_from(HEAD, "127.0.0.1", 6379)
+    assert connects_from(node(HEAD), "127.0.0.1", 6379)
 
 
 @pytest.mark.parametrize("name", [HEAD, WORKER])
@@ -370,7 +355,7 @@ def test_after_a_reboot_the_chain_is_back_before_docker_restarts_ray_and_a_rerun
     # Ray's ports on the rebooted node: closed to the molecule host, open to the head.
     for port in (6380, 6381):
         assert not connects(FABRIC_IP[WORKER], port), port
-    assert connects_from(HEAD, FABRIC_IP[WORKER], 6380)
+    assert connects_from(node(HEAD), FABRIC_IP[WORKER], 6380)
     # The worker rejoined the head on its own, and the role finds nothing to change.
     wait_for(lambda: assert_cluster_whole() is None, 120, "whole cluster after the reboot")
     code, output = run_role(SCENARIO, {})

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 import testinfra
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from probes import connects, connects_from
 from role_runs import CONVERGE, run_playbook, run_role
 
 SCENARIO = "vllm_serve"
@@ -108,21 +108,6 @@ def test_the_api_listens_on_the_fabric_address_only():
     sockets = [line.split()[3] for line in listening.splitlines()]
     assert f"{HEAD_IP}:8000" in sockets
     assert not [socket for socket in sockets if socket.endswith(":8000") and socket != f"{HEAD_IP}:8000"]
-
-
-def connects(address: str, port: int) -> bool:
-    """Whether a TCP connection from this test process (the molecule host, on the fabric) to address:port succeeds."""
-    try:
-        with socket.create_connection((address, port), timeout=3):
-            return True
-    except OSError:
-        return False
-
-
-def connects_from(host, address: str, port: int) -> bool:
-    """Whether a TCP connection from inside a lab node to address:port succeeds."""
-    probe = f"import socket; socket.create_connection(({address!r}, {port}), timeout=3).close()"
-    return host.run(f"python3 -c {shlex.quote(probe)}").rc == 0
 
 
 def chain_rules(host, command: str = "iptables") -> list[str]:
