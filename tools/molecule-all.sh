@@ -11,8 +11,8 @@ logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
 mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 # The longest first in each lane, so the lanes end close together.
-lane_a=(e2e nccl_network gb10_host)
-lane_b=(ray_cluster vllm_serve vllm_image)
+lane_a=(e2e vllm_image nccl_network)
+lane_b=(ray_cluster vllm_serve gb10_host)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
 if [ "$listed" != "$all" ]; then
   echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2

@@ -10,6 +10,7 @@ it (RAY) and the first one starts it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -30,6 +31,10 @@ SINGLE_NODE = {
     "vllm_serve_smoke_test": False,
 }
 CUT_CHAIN = "SPARKINFER-DRILL-CUT"
+# A second server on the pair, beside its own (drill 2): another container, port and rendezvous port, and so a
+# rendezvous chain of its own (roles/vllm_serve/vars/main.yml).
+SECOND_PAIR_SERVER = {"vllm_serve_container_name": DRILL_CONTAINER, "vllm_serve_port": 8014, "vllm_serve_master_port": 29511}
+SECOND_PAIR_CHAIN = "SPARKINFER-VLLM" + hashlib.sha1(DRILL_CONTAINER.encode()).hexdigest()[:8].upper()
 RAY = {"ray_cluster_state": "started"}
 
 
@@ -110,10 +115,7 @@ def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_
         assert f"The fabric fails between {pair().head} -> {pair().worker} ({pair().worker_ip}" in health.output, health.output[-3000:]
         record("2a fabric cut: network.yml", health.seconds, stall_timeout + 30, "nccl_network: fabric ping")
 
-        launch = drill_run(
-            "serve.yml",
-            {"vllm_serve_container_name": DRILL_CONTAINER, "vllm_serve_port": 8014, "vllm_serve_master_port": 29511, "vllm_serve_stall_timeout": stall_timeout},
-        )
+        launch = drill_run("serve.yml", {**SECOND_PAIR_SERVER, "vllm_serve_stall_timeout": stall_timeout})
         assert launch.code == 2, launch.output[-3000:]
         silence = re.search(r"no progress in vLLM's log for ([0-9]+) s after distributed init", launch.output)
         assert silence, launch.output[-3000:]
@@ -125,10 +127,22 @@ def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_
         # The launch up to distributed init depends on the host's load (249 s on CI's two busy cores): the bound
         # shows the gate gave up long before its own timeout.
         record("2c fabric cut: vLLM gate, whole launch", launch.seconds, 480, "vllm_wait: stalled + fabric ping of each rank")
+        # The second server guarded its own rendezvous port in a chain of its own, beside the pair's.
+        assert rendezvous_jumps() == {"SPARKINFER-VLLM": "29501", SECOND_PAIR_CHAIN: "29511"}
     finally:
         mend_fabric()
-        remove_drill_server()
+        # Its teardown is the role's own: the ranks, their files, and its chain and boot unit.
+        removed = drill_run("serve.yml", {**SECOND_PAIR_SERVER, "vllm_serve_state": "absent"})
+    assert removed.code == 0, removed.output[-3000:]
+    assert rendezvous_jumps() == {"SPARKINFER-VLLM": "29501"}
     assert drill_run("network.yml").code == 0
+
+
+def rendezvous_jumps() -> dict[str, str]:
+    """The head's INPUT jumps to vllm_serve's rendezvous chains: chain -> port."""
+    rules = node(pair().head).check_output("iptables -S INPUT").splitlines()
+    jumps = [re.search(r"--dports (\S+) .*-j (SPARKINFER-VLLM\S*)$", rule) for rule in rules]
+    return {jump.group(2): jump.group(1) for jump in jumps if jump}
 
 
 def test_drill_3_a_kv_cache_too_small_for_max_model_len_is_classified_with_vllms_estimate():
@@ -225,13 +239,18 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
     # No secret in -vvv output of the whole chain: drill 8's re-run of site.yml runs with -vvv and checks it.
 
 
+def changed_tasks(output: str) -> list[str]:
+    """What a playbook run's output says before each "changed: [host]": the task that changed, for a failure's message."""
+    return [output[max(0, match.start() - 400) : match.end() + 40] for match in re.finditer(r"changed: \[", output)][:6]
+
+
 def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agrees():
     # One re-run serves two drills: changed=0 on the restored pair (8), and no secret in its -vvv output (9): the
     # API key, Ray's token, the image transfer's SSH key.
     rerun = drill_run("site.yml", {}, "-vvv")
     assert rerun.code == 0, rerun.output[-3000:]
     for host in (pair().head, pair().worker):
-        assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", rerun.output), rerun.output[-2000:]
+        assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", rerun.output), changed_tasks(rerun.output)
     assert api_key() not in rerun.output
     assert ray_token() not in rerun.output
     assert "VLLM_API_KEY=" not in rerun.output
