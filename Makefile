@@ -12,7 +12,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-vllm-image lab-up lab-down molecule integration changelog clean
+        lab-image lab-vllm-image lab-up lab-down molecule molecule-and-integration integration changelog clean
 
 test:
 	tools/test-all.sh
@@ -70,6 +70,10 @@ lab-down:
 
 molecule: lab-image lab-vllm-image
 	tools/molecule-all.sh
+
+# Both, integration in the molecule lane that ends first (what make test runs).
+molecule-and-integration: lab-image lab-vllm-image
+	tools/molecule-all.sh --with-integration
 
 # The modules against a real vLLM server (CPU build, tiny generated model) on loopback.
 integration:

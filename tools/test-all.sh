@@ -16,7 +16,7 @@ gate() {
     echo "=== $name FAILED after $(( $(date +%s) - start ))s (total $(( $(date +%s) - suite_start ))s)"
     exit 1
   fi
-  timings+=("$(printf '%-14s %5ss' "$name" "$(( $(date +%s) - start ))")")
+  timings+=("$(printf '%-26s %5ss' "$name" "$(( $(date +%s) - start ))")")
 }
 
 gate setup make --no-print-directory setup
@@ -27,8 +27,7 @@ gate python-lint make --no-print-directory python-lint
 gate sanity make --no-print-directory sanity
 gate units make --no-print-directory units
 gate build make --no-print-directory build
-gate molecule make --no-print-directory molecule
-gate integration make --no-print-directory integration
+gate molecule+integration make --no-print-directory molecule-and-integration
 
 echo "=== timings"
 printf '%s\n' "${timings[@]}"
