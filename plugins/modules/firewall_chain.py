@@ -74,7 +74,7 @@ options:
     default: 30
 notes:
   - Needs root and C(iptables), C(ip6tables), C(iptables-restore) and C(ip6tables-restore) on the PATH (the nft or the
-    legacy backend).
+    legacy backend). Each runs with C(-w), waiting for the xtables lock another tool (Docker) holds, within O(command_timeout).
 seealso:
   - name: iptables-restore(8)
     description: The restore format, and C(--noflush), which flushes only the chains the input declares.
@@ -192,12 +192,13 @@ class FirewallChain:
     def _run(self, family: str, restore: bool, data: str | None = None) -> str:
         """Run iptables -S (or iptables-restore --noflush with `data`) of a family; fail naming the command otherwise."""
         name = _COMMANDS[family][1 if restore else 0]
-        argv = [self.module.get_bin_path(name, required=True), *(["--noflush"] if restore else ["-S"])]
+        # -w: wait for the xtables lock another tool (Docker) holds, as the legacy backend needs; nft accepts and ignores it.
+        argv = [self.module.get_bin_path(name, required=True), "-w", *(["--noflush"] if restore else ["-S"])]
         seconds = self.module.params["command_timeout"]
         wrapper = self.module.get_bin_path("timeout", required=True)
         rc, out, err, stopped = run_bounded(self.module.run_command, wrapper, seconds, argv, self.clock, data=data, binary_data=True)
         if stopped:
-            self.module.fail_json(msg=f"{timeout_message(argv, seconds)}: check that no other firewall tool holds the xtables lock")
+            self.module.fail_json(msg=f"{timeout_message(argv, seconds)}: check which other firewall tool holds the xtables lock")
         if rc != 0:
             what = f"{name} rejected the rules of {self.chain.name}" if restore else f"{name} -S failed"
             self.module.fail_json(msg=f"{what} (rc={rc}): {(err or out).strip()}", rc=rc, stdin=data or "")

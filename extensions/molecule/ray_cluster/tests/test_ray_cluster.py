@@ -191,7 +191,7 @@ def worker_listeners(name: str) -> list[tuple[str, str]]:
 
 @contextlib.contextmanager
 def ray_workers_running(seconds: int = 45):
-    """Run PROBE in the head's container until every node has a Ray worker process listening, then let it end."""
+    """Run PROBE in the head's container until every node has a Ray worker process listening, then stop it."""
     head = node(HEAD)
     script = base64.b64encode(PROBE.encode()).decode()
     head.check_output(f"echo {script} | base64 -d > /tmp/sparkinfer-probe.py && docker cp /tmp/sparkinfer-probe.py {CONTAINER}:/tmp/sparkinfer-probe.py")
@@ -203,7 +203,8 @@ def ray_workers_running(seconds: int = 45):
             time.sleep(1)
         yield {name: worker_listeners(name) for name in (HEAD, WORKER)}
     finally:
-        # The driver exits after `seconds`; Ray ends its actors with it.
+        # The driver ends now, or by itself after `seconds` where this stop failed; Ray ends its actors with it.
+        head.run("pkill -TERM -f sparkinfer-probe.py")
         for _attempt in range(seconds + 15):
             if "sparkinfer-probe.py" not in head.check_output(f"docker top {CONTAINER} -o pid,args"):
                 break

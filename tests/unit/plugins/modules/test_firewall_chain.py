@@ -14,8 +14,8 @@ from .module_harness import ModuleFail, RecordingCommands, run_module
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "iptables"
 COMMENT = "sparkinfer.cluster ray_cluster - Ray ports, cluster nodes only"
 TIMEOUT = ("/usr/bin/timeout", "--kill-after=10", "30")
-LIST4, LIST6 = (*TIMEOUT, "/usr/bin/iptables", "-S"), (*TIMEOUT, "/usr/bin/ip6tables", "-S")
-RESTORE4, RESTORE6 = (*TIMEOUT, "/usr/bin/iptables-restore", "--noflush"), (*TIMEOUT, "/usr/bin/ip6tables-restore", "--noflush")
+LIST4, LIST6 = (*TIMEOUT, "/usr/bin/iptables", "-w", "-S"), (*TIMEOUT, "/usr/bin/ip6tables", "-w", "-S")
+RESTORE4, RESTORE6 = (*TIMEOUT, "/usr/bin/iptables-restore", "-w", "--noflush"), (*TIMEOUT, "/usr/bin/ip6tables-restore", "-w", "--noflush")
 
 
 def listing(name: str) -> tuple[int, str, str]:
@@ -111,7 +111,7 @@ def test_rules_iptables_rejects_fail_the_module_with_its_message(args):
 def test_a_wedged_iptables_is_named(args):
     with pytest.raises(ModuleFail) as failed:
         run(args, RecordingCommands({LIST4: (124, "", "")}))
-    assert failed.value.result["msg"].startswith("`/usr/bin/iptables -S` did not finish within 30 s and was stopped")
+    assert failed.value.result["msg"].startswith("`/usr/bin/iptables -w -S` did not finish within 30 s and was stopped")
 
 
 @pytest.mark.parametrize(
