@@ -43,10 +43,16 @@ class Chain:
             f"-A {self.name} -j DROP",
         ]
 
-    def rules_file(self, family: str, header: Sequence[str] = ()) -> str:
-        """The rules in iptables-restore form: the chain (declared, so flushed, then filled) and the jump first in INPUT."""
-        lines = [*(f"# {line}" for line in header), "*filter", f":{self.name} - [0:0]", *self.rules(family), f"-I INPUT 1 {self.jump()}", "COMMIT"]
+    def rules_file(self, family: str, header: Sequence[str] = (), deleted_jumps: Sequence[str] = ()) -> str:
+        """The rules in iptables-restore form: the chain (declared, so flushed, then filled) and the jump first in INPUT;
+        with `deleted_jumps` (`iptables -S` lines), those jumps deleted in the same commit."""
+        lines = [*(f"# {line}" for line in header), "*filter", f":{self.name} - [0:0]", *_deletes(deleted_jumps)]
+        lines += [*self.rules(family), f"-I INPUT 1 {self.jump()}", "COMMIT"]
         return "\n".join(lines) + "\n"
+
+    def listed_jump(self) -> str:
+        """The jump as `iptables -S` lists it."""
+        return f"-A INPUT {self.jump()}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,11 @@ class Running:
     exists: bool
     rules: list[str]
     jumps: list[str]
+
+
+def _deletes(jumps: Sequence[str]) -> list[str]:
+    """`iptables -S` lines of INPUT as iptables-restore lines that delete them."""
+    return [f"-D INPUT {jump[len('-A INPUT ') :]}" for jump in jumps]
 
 
 def read_running(listing: str, chain: str) -> Running:
@@ -74,7 +85,7 @@ def _same(first: Sequence[str], second: Sequence[str]) -> bool:
 
 def in_place(running: Running, chain: Chain, family: str) -> bool:
     """Whether the running chain and its jump are exactly what `chain` wants for `family`."""
-    return running.exists and _same(running.rules, chain.rules(family)) and _same(running.jumps, [f"-A INPUT {chain.jump()}"])
+    return running.exists and _same(running.rules, chain.rules(family)) and _same(running.jumps, [chain.listed_jump()])
 
 
 def absent(running: Running) -> bool:
@@ -85,15 +96,12 @@ def restore_to_put(running: Running, chain: Chain, family: str) -> str:
     """iptables-restore --noflush input that makes the running rules what `chain` wants, in one commit: every jump
     to the chain deleted (one of an earlier configuration, a duplicate), the chain declared (so flushed) and
     filled, the one jump inserted first in INPUT."""
-    lines = ["*filter", f":{chain.name} - [0:0]"]
-    lines += [f"-D INPUT {jump[len('-A INPUT ') :]}" for jump in running.jumps]
-    lines += [*chain.rules(family), f"-I INPUT 1 {chain.jump()}", "COMMIT"]
-    return "\n".join(lines) + "\n"
+    return chain.rules_file(family, deleted_jumps=running.jumps)
 
 
 def restore_to_remove(running: Running, name: str) -> str:
     """iptables-restore --noflush input that deletes the jumps to the chain, then the chain (emptied first)."""
-    lines = ["*filter", *(f"-D INPUT {jump[len('-A INPUT ') :]}" for jump in running.jumps)]
+    lines = ["*filter", *_deletes(running.jumps)]
     if running.exists:
         lines += [f"-F {name}", f"-X {name}"]
     return "\n".join([*lines, "COMMIT"]) + "\n"
@@ -106,4 +114,4 @@ def shown(running: Running) -> str:
 
 def wanted_shown(chain: Chain, family: str) -> str:
     """The jump and the chain rules `chain` wants, as shown() prints them (a diff's after)."""
-    return shown(Running(exists=True, rules=chain.rules(family), jumps=[f"-A INPUT {chain.jump()}"]))
+    return shown(Running(exists=True, rules=chain.rules(family), jumps=[chain.listed_jump()]))
