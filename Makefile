@@ -42,8 +42,8 @@ changelog:
 	antsibull-changelog lint
 
 python-lint:
-	ruff format --check plugins tests extensions bench
-	ruff check plugins tests extensions bench
+	ruff format --check plugins tests extensions bench tools
+	ruff check plugins tests extensions bench tools
 	mypy plugins tests/unit
 
 sanity:

@@ -72,9 +72,9 @@ run_lane() {
     if [ "$scenario" = integration ]; then
       make --no-print-directory integration >"$logs/$scenario.log" 2>&1
     else
-      molecule test -s "$scenario" >"$logs/$scenario.log" 2>&1
+      molecule test -s "$scenario" 2>&1 | python3 tools/molecule-phases.py >"$logs/$scenario.log"
     fi
-    code=$?
+    code=${PIPESTATUS[0]}
     echo "$scenario $code $(( $(date +%s) - start ))" >>"$logs/results"
   done
 }
@@ -82,6 +82,10 @@ run_lane() {
 : >"$logs/results"
 drill_report=$repo/.cache/drills/report.json
 rm -f "$drill_report"
+# The share of the machine's cores the lanes kept busy (user, nice, system, irq, softirq, steal of
+# /proc/stat): near 100 % means only less work shortens the suite, not more lanes.
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+read -r busy_before all_before < <(cpu_ticks)
 run_lane "${lane_a[@]}" &
 lane_a_pid=$!
 if $with_integration; then
@@ -89,6 +93,7 @@ if $with_integration; then
 fi
 run_lane "${lane_b[@]}"
 wait "$lane_a_pid"
+read -r busy_after all_after < <(cpu_ticks)
 
 failed=0
 while read -r scenario code seconds; do
@@ -97,7 +102,9 @@ while read -r scenario code seconds; do
     failed=1
     tail -n 60 "$logs/$scenario.log" | sed 's/\x1b\[[0-9;]*m//g'
   fi
+  grep -m1 '^phases: ' "$logs/$scenario.log" | sed 's/^/         /'
 done <"$logs/results"
+echo "CPU busy during the lanes: $(( 100 * (busy_after - busy_before) / (all_after - all_before) )) % of $(nproc) cores"
 if [ -f "$drill_report" ]; then
   echo "drills: seconds from the start of the failing playbook to the failure"
   python3 bench/drills.py --report-only

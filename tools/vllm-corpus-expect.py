@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / ".cache" / "collections"))
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import parse_vllm_log  # noqa: E402
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import parse_vllm_log
 
 
 def comparable(facts: dict) -> dict:
