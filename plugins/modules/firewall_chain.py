@@ -114,6 +114,13 @@ files_changed:
   type: list
   elements: str
   sample: [/etc/sparkinfer/ray-firewall.rules]
+jump:
+  description:
+    - The INPUT rule that sends TCP for O(ports) to the chain, without its C(-A INPUT), as C(iptables -D INPUT) takes it
+      (a boot unit deletes it before loading the rules files, so that a second start leaves one jump).
+  returned: always
+  type: str
+  sample: -p tcp -m multiport --dports 6379 -m comment --comment "Ray ports, cluster nodes only" -j SPARKINFER-RAY
 rules:
   description: Per family, the jump to the chain and the chain's rules as C(iptables -S) printed them before the module ran.
   returned: always
@@ -235,7 +242,7 @@ class FirewallChain:
         return True
 
     def run(self) -> dict:
-        result: dict = {"applied": [], "files_changed": [], "rules": {}, "diff": []}
+        result: dict = {"applied": [], "files_changed": [], "jump": self.chain.jump(), "rules": {}, "diff": []}
         for family in FAMILIES:
             running = read_running(self._run(family, restore=False), self.chain.name)
             result["rules"][family] = running.jumps + running.rules

@@ -57,6 +57,12 @@ def test_a_chain_in_place_with_its_files_changes_nothing(args):
     assert restores(commands) == {}
 
 
+def test_the_jump_it_returns_is_the_one_iptables_lists_for_a_boot_unit_to_delete(args):
+    result = run(args, iptables("iptables-S.in-place.txt", "ip6tables-S.in-place.txt"))
+    listed = (FIXTURES / "iptables-S.in-place.txt").read_text(encoding="utf-8").splitlines()
+    assert f"-A INPUT {result['jump']}" in listed
+
+
 def test_the_rules_files_hold_what_the_boot_unit_loads(args):
     run(args, iptables("iptables-S.in-place.txt", "ip6tables-S.in-place.txt"))
     ipv4 = Path(args["rules_files"]["ipv4"]).read_text(encoding="utf-8").splitlines()
