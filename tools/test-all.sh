@@ -19,12 +19,14 @@ gate() {
   timings+=("$(printf '%-26s %5ss' "$name" "$(( $(date +%s) - start ))")")
 }
 
-gate setup make --no-print-directory setup
-# The lab images build (minutes on a fresh machine: debootstrap, wheel downloads) while the static
-# gates run; the molecule gate waits for them. On a warm machine they only re-tag.
+gate host make --no-print-directory host
+# The lab images build, both at once (minutes on a fresh machine: debootstrap, wheel downloads), while
+# the virtualenv is made and the static gates run; the molecule gate waits for them. On a warm
+# machine they only re-tag.
 images_log=$(mktemp /tmp/sparkinfer-lab-images.XXXXXX)
-make --no-print-directory lab-image lab-vllm-image >"$images_log" 2>&1 &
+make --no-print-directory -j2 lab-image lab-vllm-image >"$images_log" 2>&1 &
 images_pid=$!
+gate setup make --no-print-directory setup
 lab_images() {
   local code=0
   wait "$images_pid" || code=$?

@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # Build the lab vLLM image (vLLM's CPU build 0.32.0 with Ray) from the wheels that
-# lab/vllm-capture/setup-venv.sh downloads, over a debootstrapped Debian base; no registry needed.
+# lab/vllm-capture/download-wheels.sh downloads, over a debootstrapped Debian base; no registry needed.
 # Tagged with a hash of its inputs (this folder and the wheel set) and reused while they are
 # unchanged. Prints the image reference on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tools=$(cd "$here/../../tools" && pwd)
 repo_name=${SPARKINFER_LAB_VLLM_IMAGE:-sparkinfer-lab-vllm}
-cache=${SPARKINFER_CACHE:-/var/cache/sparkinfer}
-wheels="$cache/wheels-vllm"
-
-"$here/../vllm-capture/setup-venv.sh" >/dev/null   # downloads the wheels once per machine
+wheels=$("$here/../vllm-capture/download-wheels.sh")
 start=$(date +%s)
 base=$("$tools/debootstrap-base.sh" "$here" "$repo_name-base")
 inputs=$( (cd "$here" && sha256sum Dockerfile requirements.txt build.sh; ls "$wheels") | sha256sum | cut -c1-16)
