@@ -1,9 +1,12 @@
 """Throughput and memory of the vLLM log parser against a loop that only reads the lines.
 
-Builds a log of N lines (default 1,000,000) by repeating the corpus's real lines in order, then
-runs, each in a fresh Python process so peak RSS is its own: a plain read loop over the file,
-and the parser over the same file. Prints lines/s and peak RSS of each, and their ratio.
-Targets: >= 1,000,000 lines/s, ratio <= 3, parser peak RSS < 64 MiB whatever the size.
+Two logs of N lines each (default 1,000,000), both made of real lines only:
+- server: one real start of the lab's vLLM (lab/0.32.0-steady-state.log.gz, up to its first
+  request), then that log's steady-state lines (access lines and engine metrics lines), cycled:
+  what grows without bound is a long-running server's log. Target: ratio <= 3.
+- startup-dense: every log of the corpus in order, repeated (no target: it must not regress).
+Each is read, in a fresh Python process so peak RSS is its own, by a plain read loop and by the
+parser. Prints lines/s and peak RSS of each and their ratio. Target: parser peak RSS < 64 MiB.
 
 Usage: python bench/vllm_log_parser.py [LINES]
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "vllm"
+STEADY_STATE = CORPUS / "lab" / "0.32.0-steady-state.log.gz"
 COLLECTIONS = REPO / ".cache" / "collections"
 
 PLAIN = """
@@ -45,18 +49,35 @@ print(scanner.lines_seen, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_m
 """
 
 
-def build_log(path: Path, total: int) -> int:
+def corpus_lines(log: Path) -> list[str]:
+    raw = gzip.decompress(log.read_bytes()) if log.suffix == ".gz" else log.read_bytes()
+    return [line if line.endswith("\n") else line + "\n" for line in raw.decode("utf-8", errors="replace").splitlines(keepends=True)]
+
+
+def startup_dense_lines() -> tuple[list[str], list[str]]:
+    """No start of its own: every log of the corpus, the whole corpus repeated."""
     lines = []
     for log in sorted([*CORPUS.glob("*/*.log"), *CORPUS.glob("*/*.log.gz")]):
-        raw = gzip.decompress(log.read_bytes()) if log.suffix == ".gz" else log.read_bytes()
-        lines.extend(raw.decode("utf-8", errors="replace").splitlines(keepends=True))
+        lines.extend(corpus_lines(log))
+    return [], lines
+
+
+def server_lines() -> tuple[list[str], list[str]]:
+    """The real start of the steady-state capture, then its serving lines (after the first request) to cycle."""
+    lines = corpus_lines(STEADY_STATE)
+    first_request = next(index for index, line in enumerate(lines) if '"POST /v1/chat/completions HTTP/1.1"' in line)
+    serving = [line for line in lines[first_request:] if '"POST /v1/' in line or "Avg prompt throughput" in line]
+    return lines[:first_request], serving
+
+
+def write_log(path: Path, total: int, start: list[str], cycled: list[str]) -> None:
     with path.open("w", encoding="utf-8") as out:
-        written = 0
+        out.writelines(start)
+        written = len(start)
         while written < total:
-            chunk = lines[: total - written]
-            out.writelines(line if line.endswith("\n") else line + "\n" for line in chunk)
+            chunk = cycled[: total - written]
+            out.writelines(chunk)
             written += len(chunk)
-    return len(lines)
 
 
 def run(script: str, log: Path) -> tuple[int, float, float]:
@@ -64,18 +85,19 @@ def run(script: str, log: Path) -> tuple[int, float, float]:
     return int(output[0]), float(output[1]), int(output[2]) / 1024
 
 
-def main() -> None:
-    total = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+def measure(name: str, total: int, start: list[str], cycled: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as work:
         log = Path(work) / "vllm.log"
-        distinct = build_log(log, total)
+        write_log(log, total, start, cycled)
         size_mib = log.stat().st_size / 2**20
         plain_lines, plain_seconds, plain_rss = run(PLAIN, log)
         parser_lines, parser_seconds, parser_rss = run(PARSER, log)
     assert plain_lines == parser_lines == total, (plain_lines, parser_lines, total)
-    figures = {
+    return {
+        "mix": name,
         "lines": total,
-        "distinct_real_lines": distinct,
+        "start_lines": len(start),
+        "cycled_real_lines": len(cycled),
         "log_mib": round(size_mib, 1),
         "plain_lines_per_s": round(total / plain_seconds),
         "plain_peak_rss_mib": round(plain_rss, 1),
@@ -83,10 +105,16 @@ def main() -> None:
         "parser_peak_rss_mib": round(parser_rss, 1),
         "ratio": round(parser_seconds / plain_seconds, 2),
     }
-    width = max(map(len, figures))
-    for key, value in figures.items():
-        print(f"{key:<{width}}  {value:,}" if isinstance(value, int) else f"{key:<{width}}  {value}")
-    print(json.dumps(figures))
+
+
+def main() -> None:
+    total = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    for name, lines in (("server", server_lines), ("startup-dense", startup_dense_lines)):
+        figures = measure(name, total, *lines())
+        width = max(map(len, figures))
+        for key, value in figures.items():
+            print(f"{key:<{width}}  {value:,}" if isinstance(value, int) else f"{key:<{width}}  {value}")
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ stop() { kill -INT "$1" 2>/dev/null || true; for _ in $(seq 1 30); do kill -0 "$
 #   ready: wait for the API, send one chat request, stop with SIGINT
 #   exits: wait for vLLM to exit by itself (a start-up failure)
 #   crash: wait for the API, send one chat request, wait for the engine to die
+#   steady: wait for the API, send chat requests one after another for 60 s (a serving server's
+#           access and engine-metrics lines), stop with SIGINT
 serve() {
   local log=$1 mode=$2 port=$3 envs=() pid
   shift 3
@@ -55,6 +57,7 @@ serve() {
     ready) wait_ready "$log" "$pid" && chat "$port"; stop "$pid" ;;
     crash) wait_ready "$log" "$pid" && chat "$port"; for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done; stop "$pid" ;;
     exits) wait "$pid" || true ;;
+    steady) if wait_ready "$log" "$pid"; then local until=$((SECONDS + 60)); while [ "$SECONDS" -lt "$until" ]; do chat "$port"; done; fi; stop "$pid" ;;
   esac
   wait "$pid" 2>/dev/null || true
 }
@@ -79,6 +82,10 @@ m=(--served-model-name tiny --max-model-len 512)
 if wanted ready-tp1; then
   serve "$work/ready-tp1.log" ready 18001 -- "$work/tiny" "${m[@]}"
   record ready-tp1 "a ready start, one chat request, then SIGINT" "vllm serve MODEL --served-model-name tiny --max-model-len 512"
+fi
+if wanted steady-state; then
+  serve "$work/steady-state.log" steady 18016 -- "$work/tiny" "${m[@]}"
+  record steady-state "a ready start, then a minute of serving chat requests one after another, then SIGINT" "vllm serve MODEL --served-model-name tiny --max-model-len 512; chat requests for 60 s"
 fi
 if wanted unsupported-architecture; then
   serve "$work/unsupported-architecture.log" exits 18002 -- "$work/tiny-unknown-arch" "${m[@]}"

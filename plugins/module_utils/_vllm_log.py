@@ -153,6 +153,8 @@ class _Start:
     shm_stalls: int = 0
     kv_estimate: str | None = None
     from_args: dict[str, Any] = field(default_factory=dict)
+    # Stopped by a signal: the exceptions its shutdown raises (EngineDeadError) are not failures.
+    stopping: bool = False
 
 
 def _controls_removed(line: str) -> str:
@@ -208,6 +210,7 @@ class VllmLogScanner:
             "usage:": self._on_usage,
             "": self._on_banner,
             "NCCL": self._on_nccl_debug,
+            "[shutdown]": self._on_shutdown,
         }
 
     # -- the hot loop -------------------------------------------------------------------------
@@ -235,6 +238,9 @@ class VllmLogScanner:
                     handler(message)
                 elif space > 0 and (message[space - 1] == ":" or "=" in message[:space]):
                     self._on_other_word(message, message[:space])
+            elif 'HTTP/1.1" ' in line and ' - "' in line:
+                # uvicorn's access lines, most of a serving server's log, say nothing the facts hold.
+                continue
             elif line[:1] in _INDENT:
                 # Traceback bodies and continuation lines: only pydantic errors, torch capability
                 # warnings and wrapped banners say anything.
@@ -525,6 +531,10 @@ class VllmLogScanner:
         if message.startswith(("Application startup complete", "Uvicorn running on")):
             self._reach("ready")
 
+    def _on_shutdown(self, message: str) -> None:
+        if message.startswith("[shutdown] API server: shutdown triggered"):
+            self._start.stopping = True
+
     def _on_value_error(self, message: str) -> None:
         # pydantic's wording: "Value error, Model architectures [...] are not supported for now."
         if message.startswith("Value error, "):
@@ -589,7 +599,7 @@ class VllmLogScanner:
 
     def _generic(self, message: str) -> None:
         start = self._start
-        if start.generic_error is None and "See root cause above" not in message:
+        if start.generic_error is None and not start.stopping and "See root cause above" not in message:
             start.generic_error = {
                 "category": "other_error",
                 "line": message.strip(),

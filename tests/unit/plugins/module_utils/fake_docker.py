@@ -1,7 +1,7 @@
 """A stand-in for the docker CLI that the log-source tests run as a real process (through sh and timeout(1)).
 
 Its state is a directory: `stdout` and `stderr` hold the container's two streams as
-`docker logs --timestamps` prints them (raw bytes), `rc` the status `docker logs` exits with
+`docker logs --timestamps` prints them (raw bytes; --since and --tail are applied as docker does), `rc` the status `docker logs` exits with
 (docker's own error message in `error`), `status` what `docker inspect` prints, and `hang`, when
 present, makes every command sleep. Each call is appended to `calls` as JSON: its arguments and
 how many bytes it printed. `pid` holds the process id of the last call.
@@ -41,12 +41,22 @@ def since(data: bytes, floor: int | None) -> bytes:
     return b"".join(line + b"\n" for line in kept)
 
 
+def tail(out: bytes, err: bytes, count: int) -> tuple[bytes, bytes]:
+    """The last `count` lines of the log (both streams, in the order of their stamps), as docker logs --tail."""
+    tagged = [(nanoseconds(line.split(b" ", 1)[0].decode()), stream, line) for stream, data in ((0, out), (1, err)) for line in data.split(b"\n")[:-1]]
+    kept = sorted(tagged, key=lambda entry: entry[0])[-count:] if count > 0 else []
+    return tuple(b"".join(line + b"\n" for _stamp, stream, line in kept if stream == wanted) for wanted in (0, 1))  # type: ignore[return-value]
+
+
 def logs(state: Path, args: list[str]) -> tuple[int, bytes, bytes]:
     floor = since_nanoseconds(args[args.index("--since") + 1]) if "--since" in args else None
     rc = int((state / "rc").read_text()) if (state / "rc").exists() else 0
     if rc != 0:
         return rc, b"", (state / "error").read_bytes()
-    return 0, since((state / "stdout").read_bytes(), floor), since((state / "stderr").read_bytes(), floor)
+    out, err = (state / "stdout").read_bytes(), (state / "stderr").read_bytes()
+    if "--tail" in args:
+        out, err = tail(out, err, int(args[args.index("--tail") + 1]))
+    return 0, since(out, floor), since(err, floor)
 
 
 def main(state: Path, args: list[str]) -> int:

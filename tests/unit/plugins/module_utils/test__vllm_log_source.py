@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils import _vllm_log_source
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log_source import (
     MAX_LINE_CHARS,
     MAX_READ_CHARS,
@@ -123,7 +124,7 @@ def test_container_log_follows_and_reports_state(tmp_path):
     # The second read asks only for the second before the newest line seen.
     assert [call["args"] for call in docker.calls()] == [
         ["logs", "--timestamps", "vllm"],
-        ["logs", "--timestamps", "--since", "1796223600.000000000", "vllm"],
+        ["logs", "--timestamps", "--since", "1796223600.000000000", "--tail", "2000", "vllm"],
         ["inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", "vllm"],
     ]
     assert sorted(os.listdir(tmp_path)) == ["docker", "docker-state"]  # docker's output files are gone
@@ -252,3 +253,19 @@ def test_a_big_container_log_is_returned_a_bounded_amount_at_a_time(tmp_path):
 )
 def test_argument_problem(params, problem):
     assert argument_problem(params) == problem
+
+
+def test_a_poll_reads_a_window_of_the_log_and_all_of_it_only_when_the_window_fills(tmp_path, monkeypatch):
+    # A window of four: the lines of the last second before the newest seen are asked again too.
+    monkeypatch.setattr(_vllm_log_source, "POLL_WINDOW_LINES", 4)
+    docker = FakeDocker(tmp_path)
+    log = ContainerLog(commands(docker, tmp_path), "vllm")
+    written = [f"2026-12-02T15:00:0{n}.000000000Z line {n}" for n in range(8)]
+    docker.streams("".join(line + "\n" for line in written[:2]))
+    assert log.read_new() == written[:2]
+    docker.streams("".join(line + "\n" for line in written[:3]))
+    assert log.read_new() == written[2:3]  # the window held everything new
+    docker.streams("".join(line + "\n" for line in written))
+    assert log.read_new() == written[3:]  # five new lines fill the window: read again without it
+    polls = [call["args"] for call in docker.calls()][1:]
+    assert [("--tail" in args, "--since" in args) for args in polls] == [(True, True), (True, True), (False, True)]
