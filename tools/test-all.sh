@@ -19,6 +19,15 @@ gate() {
   timings+=("$(printf '%-26s %5ss' "$name" "$(( $(date +%s) - start ))")")
 }
 
+# The background build of the lab images (below): wait for it and print what it said.
+lab_images() {
+  local code=0
+  wait "$images_pid" || code=$?
+  cat "$images_log"
+  rm -f "$images_log"
+  return "$code"
+}
+
 gate host make --no-print-directory host
 # The lab images build, both at once (minutes on a fresh machine: debootstrap, wheel downloads), while
 # the virtualenv is made and the static gates run; the molecule gate waits for them. On a warm
@@ -27,13 +36,6 @@ images_log=$(mktemp /tmp/sparkinfer-lab-images.XXXXXX)
 make --no-print-directory -j2 lab-image lab-vllm-image >"$images_log" 2>&1 &
 images_pid=$!
 gate setup make --no-print-directory setup
-lab_images() {
-  local code=0
-  wait "$images_pid" || code=$?
-  cat "$images_log"
-  rm -f "$images_log"
-  return "$code"
-}
 gate yamllint make --no-print-directory yamllint
 gate changelog make --no-print-directory changelog
 gate ansible-lint make --no-print-directory ansible-lint
