@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Print the path of a `docker save` tarball of IMAGE, written once per image ID and kept in the
-# machine's cache: docker save takes 30 to 50 s for the 2.8 GB lab vLLM image even on an idle
+# machine's cache: docker save takes 30 to 50 s for the 3.0 GB lab vLLM image even on an idle
 # machine, and the scenarios load the image into seven nodes. Older tarballs of IMAGE are removed.
 # Usage: image-tarball.sh IMAGE
 set -euo pipefail

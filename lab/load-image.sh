@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Put a host image into a lab node's own Docker engine, unless the node already holds the same
 # image ID. The first node to get an image ID gets it as an operator without a registry would
-# (docker save, then docker load: 78 s for the 2.8 GB lab vLLM image); the engine's image store is
+# (docker save, then docker load: 78 s for the 3.0 GB lab vLLM image); the engine's image store is
 # then kept per image ID, and each later node with an empty engine whose storage is a directory of
 # the machine (a molecule node: extensions/molecule/_shared/vars/lab_node.yml) gets a copy of that store
 # made of hard links, with its engine stopped: the same layers and the same image ID in a few

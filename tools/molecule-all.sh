@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every molecule scenario, in two lanes at once: much of a scenario's time is spent waiting on
-# Docker and on moving the 2.8 GB lab image. Not three: on two cores, three pairs of nodes starting
+# Docker and on moving the 3.0 GB lab image. Not three: on two cores, three pairs of nodes starting
 # Ray and vLLM at once starve Ray's startup ("The current node timed out during startup"). Each scenario's output
 # goes to its own log; the wall time of each is printed, and a failed one's log tail, then the
 # drills' seconds to detection. Exit status: non-zero when any scenario failed.
