@@ -12,7 +12,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-vllm-image lab-up lab-down molecule molecule-and-integration integration changelog clean
+        lab-image lab-vllm-image lab-seeds lab-up lab-down molecule molecule-and-integration integration changelog clean
 
 test:
 	tools/test-all.sh
@@ -62,17 +62,21 @@ lab-image:
 lab-vllm-image:
 	lab/vllm-image/build.sh >/dev/null
 
+# The first seed of a lab node (the image store kept per image ID, the tiny model), before the lanes.
+lab-seeds: lab-image lab-vllm-image
+	lab/prime-seeds.sh
+
 lab-up:
 	lab/up.sh
 
 lab-down:
 	lab/down.sh
 
-molecule: lab-image lab-vllm-image
+molecule: lab-seeds
 	tools/molecule-all.sh
 
 # Both, integration in the molecule lane that ends first (what make test runs).
-molecule-and-integration: lab-image lab-vllm-image
+molecule-and-integration: lab-seeds
 	tools/molecule-all.sh --with-integration
 
 # The modules against a real vLLM server (CPU build, tiny generated model) on loopback.

@@ -54,20 +54,6 @@ ensure_node() {
   esac
 }
 
-wait_node_ready() {
-  local name=$1 state=""
-  for _ in $(seq 1 90); do
-    state=$(docker exec "$name" systemctl is-system-running 2>/dev/null || true)
-    if [ "$state" = running ] && docker exec "$name" docker info >/dev/null 2>&1; then
-      return 0
-    fi
-    sleep 1
-  done
-  echo "lab: $name not ready after 90 s (systemd: ${state:-no answer}); failed units:" >&2
-  docker exec "$name" systemctl --failed --no-legend >&2 || true
-  exit 1
-}
-
 authorize_key() {
   local name=$1 home="/home/$SPARKINFER_LAB_USER"
   docker exec -i "$name" sh -c "install -d -m 0700 -o $SPARKINFER_LAB_USER -g $SPARKINFER_LAB_USER $home/.ssh &&
@@ -83,7 +69,7 @@ known_hosts="$SPARKINFER_LAB_STATE/known_hosts"
 : >"$known_hosts.new"
 for i in $(seq 1 "$SPARKINFER_LAB_NODES"); do
   name=$(lab_node_name "$i")
-  wait_node_ready "$name"
+  lab_wait_node_ready "$name"
   authorize_key "$name"
   echo "$(lab_mgmt_ip "$i") $(docker exec "$name" cat /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f1,2)" >>"$known_hosts.new"
 done

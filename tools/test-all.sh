@@ -19,8 +19,8 @@ gate() {
   timings+=("$(printf '%-26s %5ss' "$name" "$(( $(date +%s) - start ))")")
 }
 
-# The background build of the lab images (below): wait for it and print what it said.
-lab_images() {
+# The background build of the lab images and their first seed (below): wait for it and print what it said.
+lab_images_and_seeds() {
   local code=0
   wait "$images_pid" || code=$?
   cat "$images_log"
@@ -29,11 +29,11 @@ lab_images() {
 }
 
 gate host make --no-print-directory host
-# The lab images build, both at once (minutes on a fresh machine: debootstrap, wheel downloads), while
-# the virtualenv is made and the static gates run; the molecule gate waits for them. On a warm
-# machine they only re-tag.
+# The lab images build, both at once (minutes on a fresh machine: debootstrap, wheel downloads), then
+# a throwaway node takes the first seed (lab/prime-seeds.sh), while the virtualenv is made and the
+# static gates run; the molecule gate waits for them. On a warm machine they only re-tag and link.
 images_log=$(mktemp /tmp/sparkinfer-lab-images.XXXXXX)
-make --no-print-directory -j2 lab-image lab-vllm-image >"$images_log" 2>&1 &
+make --no-print-directory -j2 lab-seeds >"$images_log" 2>&1 &
 images_pid=$!
 gate setup make --no-print-directory setup
 gate yamllint make --no-print-directory yamllint
@@ -43,7 +43,7 @@ gate python-lint make --no-print-directory python-lint
 gate sanity make --no-print-directory sanity
 gate units make --no-print-directory units
 gate build make --no-print-directory build
-gate "lab images (wait)" lab_images
+gate "lab images+seeds (wait)" lab_images_and_seeds
 gate molecule+integration make --no-print-directory molecule-and-integration
 
 echo "=== timings"
