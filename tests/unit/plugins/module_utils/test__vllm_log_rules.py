@@ -1,0 +1,169 @@
+"""Every rule of the vLLM log parser is needed by a real log of the corpus: break it and a log's facts change.
+
+A rule is a literal the parser tests lines with (`"..." in text`, `.startswith("...")`), a key of the scanner's
+handler table, or a module-level regex. Each is broken in turn: the parser is rebuilt from its source with that
+literal replaced by one no log holds (a regex by one that never matches), and reads every corpus log the rule
+can touch. At least one must come out with other facts than its person-read .expected.json (the error's hint
+aside, as in test__vllm_log_corpus.py). `_hint` is left out: it picks the advice, which no oracle holds.
+
+Two kinds of literal are not rules, each with its reason: the speed paths, which only send lines to a cheaper
+path (breaking one must change no log's facts: the test checks that too), and the rules still waiting for a
+real log that needs them (issue 15), which the test keeps exact: one that becomes needed leaves the list.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils import _vllm_log
+
+from .corpus import LOGS, lines, sidecar, text
+
+SOURCE = Path(_vllm_log.__file__)
+NEVER = "\x00no log holds this\x00"
+# A pattern that matches nothing: a lookahead that refuses every position.
+NEVER_PATTERN = r"(?!)"
+
+# Literals that only route lines to a cheaper path; no fact depends on them.
+SPEED_PATHS = {
+    'HTTP/1.1" ': "uvicorn's access lines skip the slow path (bench/vllm_log_parser.py); they hold no fact",
+    ' - "': "uvicorn's access lines skip the slow path (bench/vllm_log_parser.py); they hold no fact",
+}
+
+# Rules no real log of the corpus needs yet (issue 15 §6): each waits for a real log that needs it, or leaves the
+# parser and the docs. The list only shrinks.
+WAITING_FOR_A_LOG_THAT_HOLDS_IT = [
+    "Current node has no GPU available",
+    "No available memory for the cache blocks",
+    "NV_ERR_NO_MEMORY",
+    "ncclRemoteError",
+    "ncclSystemError",
+    "ncclInternalError",
+    "Watchdog caught collective operation timeout",
+    "DistBackendError",
+    "failed to be inspected",
+    "timed out",
+]
+# A pattern whose fact every corpus log that states it also states in a form another rule reads.
+WAITING_FOR_A_LOG_IN_THIS_FORM = [
+    r"^Using (\w+) backend for \w+ MoE",
+    r"NCCL version (\d+\.\d+\.\d+)",
+    r"estimated maximum model length is (\d+)",
+    r"can be stored in KV cache \((\d+)\)",
+    r"Tensor parallel size \((\d+)\) exceeds available GPUs \((\d+)\)",
+]
+# Every corpus log that holds the literal reaches the same facts through another rule: a log where only this one
+# reads them is missing (or the rule is redundant and goes).
+WAITING_FOR_A_LOG_ONLY_IT_READS = [
+    *("ut of memory", "OutOfMemoryError", "error: ", "imeout", "\r", "=", "all-reduce", "cuda capability", "MoEPrepare"),
+    *("Model architectures", "See root cause above", "NCCL WARN ", "DP group leader", "Starting vLLM API server"),
+    *("init engine (profile, create kv cache, warmup model) took", "Available routes are:", "Route: "),
+    # handler table keys
+    *("#", "args:", "DP", "init", "Tensor", "Route:", "Available", "Uvicorn", "torch.compile", "Compiling", "Engine", "NCCL"),
+]
+NOT_YET_NEEDED = {*WAITING_FOR_A_LOG_THAT_HOLDS_IT, *WAITING_FOR_A_LOG_IN_THIS_FORM, *WAITING_FOR_A_LOG_ONLY_IT_READS}
+
+
+class Rule:
+    """One breakable literal of the parser's source: where it is and which logs it can touch."""
+
+    def __init__(self, node: ast.Constant, kind: str) -> None:
+        self.node = node
+        self.kind = kind
+        self.literal: str = node.value
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} {self.literal!r} (line {self.node.lineno})"
+
+    def touches(self, log_text: str) -> bool:
+        # A regex may be anchored to a message that prefixes hide in the raw log: it may touch any log.
+        return self.kind == "regex" or self.literal in log_text
+
+    def broken_value(self) -> str:
+        return NEVER_PATTERN if self.kind == "regex" else NEVER
+
+
+def _nodes_outside_hint(tree: ast.Module) -> Iterator[ast.AST]:
+    for top in tree.body:
+        if isinstance(top, ast.FunctionDef) and top.name == "_hint":
+            continue
+        yield from ast.walk(top)
+
+
+def _string(node: ast.AST | None) -> ast.Constant | None:
+    return node if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else None
+
+
+def rules_of(tree: ast.Module) -> list[Rule]:
+    found = []
+    for node in _nodes_outside_hint(tree):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) and _string(node.left):
+            found.append(Rule(node.left, "in"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("startswith", "endswith") and node.args and _string(node.args[0]):
+                found.append(Rule(node.args[0], node.func.attr))
+            elif node.func.attr == "compile" and node.args and _string(node.args[0]):
+                found.append(Rule(node.args[0], "regex"))
+        elif isinstance(node, ast.Dict) and any(_string(key) for key in node.keys) and all(isinstance(value, ast.Attribute) for value in node.values):
+            # The handler table: first word of a message -> the method that reads it.
+            found.extend(Rule(key, "handler") for key in node.keys if _string(key))
+    return found
+
+
+def parser_from(tree: ast.Module) -> types.ModuleType:
+    module = types.ModuleType("_vllm_log_broken")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(tree, str(SOURCE), "exec"), module.__dict__)
+    return module
+
+
+def facts(parser: types.ModuleType, log: Path) -> dict:
+    got = parser.parse_vllm_log(lines(log))
+    if got["error"] is not None:
+        got["error"] = {key: got["error"][key] for key in ("category", "line")}
+    return got
+
+
+TREE = ast.parse(SOURCE.read_text(encoding="utf-8"))
+RULES = rules_of(TREE)
+TEXTS = {log: text(log) for log in LOGS}
+EXPECTED = {log: sidecar(log, "expected") for log in LOGS}
+
+
+def logs_changed_without(rule: Rule) -> list[str]:
+    """The logs whose facts change when the rule is broken."""
+    kept = rule.node.value
+    rule.node.value = rule.broken_value()
+    try:
+        parser = parser_from(TREE)
+    finally:
+        rule.node.value = kept
+    return [log.name for log in LOGS if rule.touches(TEXTS[log]) and facts(parser, log) != EXPECTED[log]]
+
+
+def test_the_parser_has_rules_of_every_kind():
+    kinds = {rule.kind for rule in RULES}
+    assert kinds == {"in", "startswith", "regex", "handler"}, kinds
+    assert len(RULES) > 100, len(RULES)
+
+
+def test_every_rule_is_needed_by_a_real_log():
+    unneeded = {rule.name: rule.literal for rule in RULES if rule.literal not in SPEED_PATHS and not logs_changed_without(rule)}
+    waiting = {name for name, literal in unneeded.items() if literal in NOT_YET_NEEDED}
+    assert sorted(set(unneeded) - waiting) == [], "rules no corpus log needs: add a real log that needs each, or remove it"
+    assert sorted(set(NOT_YET_NEEDED) - set(unneeded.values())) == [], "rules that a log needs now: take them off NOT_YET_NEEDED"
+
+
+@pytest.mark.parametrize("literal", sorted(SPEED_PATHS))
+def test_a_speed_path_changes_no_fact(literal):
+    rules = [rule for rule in RULES if rule.literal == literal]
+    assert rules, f"{literal!r} is no longer in the parser: take it off SPEED_PATHS"
+    for rule in rules:
+        assert logs_changed_without(rule) == [], rule.name
