@@ -76,7 +76,7 @@ class Rule:
     def __init__(self, node: ast.Constant, kind: str) -> None:
         self.node = node
         self.kind = kind
-        self.literal: str = node.value
+        self.literal = str(node.value)
 
     @property
     def name(self) -> str:
@@ -104,17 +104,17 @@ def _string(node: ast.AST | None) -> ast.Constant | None:
 def rules_of(tree: ast.Module) -> list[Rule]:
     found = []
     for node in _nodes_outside_hint(tree):
-        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) and _string(node.left):
-            found.append(Rule(node.left, "in"))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("startswith", "endswith") and node.args and _string(node.args[0]):
-                found.append(Rule(node.args[0], node.func.attr))
-            elif node.func.attr == "compile" and node.args and _string(node.args[0]):
-                found.append(Rule(node.args[0], "regex"))
-        elif isinstance(node, ast.Dict) and any(_string(key) for key in node.keys) and all(isinstance(value, ast.Attribute) for value in node.values):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            found.append((_string(node.left), "in"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if node.func.attr in ("startswith", "endswith"):
+                found.append((_string(node.args[0]), node.func.attr))
+            elif node.func.attr == "compile":
+                found.append((_string(node.args[0]), "regex"))
+        elif isinstance(node, ast.Dict) and node.values and all(isinstance(value, ast.Attribute) for value in node.values):
             # The handler table: first word of a message -> the method that reads it.
-            found.extend(Rule(key, "handler") for key in node.keys if _string(key))
-    return found
+            found.extend((_string(key), "handler") for key in node.keys)
+    return [Rule(literal, kind) for literal, kind in found if literal is not None]
 
 
 def parser_from(tree: ast.Module) -> types.ModuleType:
