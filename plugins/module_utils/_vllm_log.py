@@ -128,7 +128,7 @@ def _classify(text: str) -> str | None:
         or "DistBackendError" in text
     ):
         return "nccl_error"
-    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "imeout" in text):
+    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "imeout" in text or "Waiting for creating" in text):
         return "ray_placement_timeout"
     if "Current node has no GPU available" in text:
         return "ray_placement_timeout"
@@ -155,6 +155,12 @@ class _Start:
     from_args: dict[str, Any] = field(default_factory=dict)
     # Stopped by a signal: the exceptions its shutdown raises (EngineDeadError) are not failures.
     stopping: bool = False
+
+
+def _indented_line_says_something(line: str) -> bool:
+    # Traceback bodies and continuation lines: only pydantic errors, torch capability warnings, wrapped
+    # banners and torch's NCCL watchdog (behind a console's prefix) say anything.
+    return "Value error, " in line or "cuda capability" in line or "\u2588" in line or "Watchdog caught" in line
 
 
 def _controls_removed(line: str) -> str:
@@ -211,6 +217,8 @@ class VllmLogScanner:
             "": self._on_banner,
             "NCCL": self._on_nccl_debug,
             "[shutdown]": self._on_shutdown,
+            "Exception": self._on_worker_exception,
+            "Waiting": self._on_waiting,
         }
 
     # -- the hot loop -------------------------------------------------------------------------
@@ -227,7 +235,7 @@ class VllmLogScanner:
             seen += 1
             if "\x1b" in line or "\r" in line:
                 line = _controls_removed(line)  # noqa: PLW2901
-            if not v1_seen and ("(APIServer pid=" in line or "(EngineCore" in line or "(Worker" in line):
+            if not v1_seen and ("(APIServer pid=" in line or "(EngineCore" in line or "(Worker" in line or "(VllmWorker rank=" in line):
                 v1_seen = self._v1_prefix_seen = True
             cut = line.find("] ")
             if cut > 0 and line.find(".py:", cut - 12, cut) > 0:
@@ -242,9 +250,7 @@ class VllmLogScanner:
                 # uvicorn's access lines, most of a serving server's log, say nothing the facts hold.
                 continue
             elif line[:1] in _INDENT:
-                # Traceback bodies and continuation lines: only pydantic errors, torch capability
-                # warnings and wrapped banners say anything.
-                if "Value error, " in line or "cuda capability" in line or "\u2588" in line:
+                if _indented_line_says_something(line):
                     self._slow(line)
             else:
                 self._slow(line)
@@ -278,7 +284,7 @@ class VllmLogScanner:
                 return
         first = line[:1]
         if first in _INDENT:
-            if "Value error, " not in line and "cuda capability" not in line and "\u2588" not in line:
+            if not _indented_line_says_something(line):
                 return
             message = line.strip()
         elif first == "I" and line.startswith("INFO:"):
@@ -307,7 +313,14 @@ class VllmLogScanner:
     def _on_other_word(self, message: str, word: str) -> None:
         # Only exception names ("ValueError:", "torch.OutOfMemoryError:", "KeyboardInterrupt")
         # start a decisive line; paths like "/usr/lib/.../library.py:357:" start warnings.
-        if word.rstrip(":").endswith(_EXCEPTION_SUFFIXES):
+        # Ray wraps a worker's exception: "ray.exceptions.RayTaskError(DistBackendError): ..."
+        if word.rstrip(":").rstrip(")").endswith(_EXCEPTION_SUFFIXES):
+            self._on_exception(message)
+        elif "Watchdog caught collective operation timeout" in message:
+            # torch's NCCL watchdog: "[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(...) ran for ..."
+            self._on_exception(message)
+        elif word.endswith(".py:") and message.startswith(" error: ", len(word)):
+            # argparse, named after the script: "api_server.py: error: unrecognized arguments: ..."
             self._on_exception(message)
         elif word.startswith("world_size="):
             self._on_distributed(message)
@@ -396,6 +409,11 @@ class VllmLogScanner:
                 value = found.group(1)
                 if key == "quantization":
                     self._set(key, None if value == "None" else value.lower())
+                elif key == "max_model_len":
+                    # What the engine runs with, over the "Using max model len" lines before it: a model's config may
+                    # cut the length vLLM derived ("Changing max_model_len from 8192 to 2048"), and a draft model
+                    # prints its own.
+                    self._start.facts[key] = int(value)
                 else:
                     self._set(key, int(value) if value.isdigit() else value)
         if "pass_config" in message:
@@ -535,6 +553,17 @@ class VllmLogScanner:
         if message.startswith("[shutdown] API server: shutdown triggered"):
             self._start.stopping = True
 
+    def _on_worker_exception(self, message: str) -> None:
+        # V0's multiproc workers: "Exception in worker VllmWorkerProcess while processing method X: <error>"
+        if message.startswith("Exception in worker "):
+            self._on_exception(message)
+
+    def _on_waiting(self, message: str) -> None:
+        # Ray's executor, every few seconds while it cannot place the workers: "Waiting for creating a
+        # placement group of specs for 150 seconds. specs=[{'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` ..."
+        if message.startswith("Waiting for creating a placement group"):
+            self._on_exception(message)
+
     def _on_value_error(self, message: str) -> None:
         # pydantic's wording: "Value error, Model architectures [...] are not supported for now."
         if message.startswith("Value error, "):
@@ -586,6 +615,11 @@ class VllmLogScanner:
                 if match:
                     names = [name.strip().strip("'\"") for name in match.group(1).split(",")]
                     start.facts.setdefault("architecture", names[0] if names else None)
+            elif category == "nccl_error":
+                # torch's wording: "NCCL error in: ...ProcessGroupNCCL.cpp:1333, internal error ..., NCCL version 2.18.6"
+                version = _NCCL_BANNER.search(message)
+                if version:
+                    start.facts.setdefault("nccl_version", version.group(1))
             elif category == "kv_cache_insufficient":
                 estimate = _ESTIMATED_LEN.search(message) or _V0_KV_TOKENS.search(message)
                 if estimate:
@@ -700,6 +734,13 @@ def _hint(category: str, line: str, start: _Start) -> str:
             "NCCL_IB_HCA, GID index) and that every rank runs the same image and flags."
         )
     if category == "ray_placement_timeout":
+        waiting = re.search(r"placement group of specs for (\d+) seconds\. specs=(\[.*?\])", line)
+        if waiting:
+            return (
+                f"Ray has waited {waiting.group(1)} s to place the workers ({waiting.group(2)}): the cluster lacks a node or a GPU "
+                "they ask for. Check that `ray status` shows every node with its GPU, that each node joined with the address "
+                "vLLM uses (VLLM_HOST_IP), and clear stale Ray sessions and placement groups from an earlier run."
+            )
         return (
             "Ray could not place the workers: check that `ray status` shows every node with its GPU, and clear "
             "stale Ray sessions and placement groups from an earlier run."

@@ -15,7 +15,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log impor
     parse_vllm_log,
 )
 
-from .corpus import LOGS, lines, sidecar, stem, text
+from .corpus import CORPUS, LOGS, lines, sidecar, stem, text
 
 FACT_KEYS = [
     "vllm_version",
@@ -48,9 +48,9 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 40
-    assert len(captured) >= 12
-    assert len(public) >= 28
+    assert len(LOGS) >= 72
+    assert len(captured) >= 17
+    assert len(public) >= 55
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
@@ -84,3 +84,17 @@ def test_facts_are_consistent(log):
     else:
         assert got["error"] is None
         assert got["outcome"] == ("ready" if got["stage"] == "ready" else "loading")
+
+
+@pytest.mark.parametrize(
+    ("name", "seconds", "specs"),
+    [
+        ("unknown-qwen3-0.6b-pg-wait-enginecore", "150", "[{'GPU': 1.0}, {'GPU': 1.0}]"),
+        ("unknown-unknown-pg-wait-v0-log-format", "10", "[{'node:10.163.194.101': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]"),
+    ],
+)
+def test_a_placement_wait_fails_at_once_naming_the_wait_and_the_bundles(name, seconds, specs):
+    # vLLM prints the wait every few seconds up to its own 1800 s timeout: the first one is already the diagnosis.
+    got = parsed(CORPUS / "public" / f"{name}.log")
+    assert got["outcome"] == "ray_placement_timeout"
+    assert f"Ray has waited {seconds} s to place the workers ({specs})" in got["error"]["hint"]
