@@ -36,6 +36,7 @@ STAGES = (
     "ready",
 )
 STAGE_INDEX = {name: index for index, name in enumerate(STAGES)}
+_READY = STAGE_INDEX["ready"]
 FAILURE_OUTCOMES = (
     "oom",
     "kv_cache_insufficient",
@@ -247,8 +248,11 @@ class VllmLogScanner:
                 elif space > 0 and (message[space - 1] == ":" or "=" in message[:space]):
                     self._on_other_word(message, message[:space])
             elif 'HTTP/1.1" ' in line and ' - "' in line:
-                # uvicorn's access lines, most of a serving server's log, say nothing the facts hold.
-                continue
+                # uvicorn's access lines, most of a serving server's log: uvicorn answers requests only once vLLM's
+                # API server started it, so the first one says the server is up (where the start-up lines are not in
+                # an excerpt); the rest say nothing the facts hold.
+                if self._start.stage < _READY:
+                    self._reach("ready")
             elif line[:1] in _INDENT:
                 if _indented_line_says_something(line):
                     self._slow(line)

@@ -6,9 +6,8 @@ literal replaced by one no log holds (a regex by one that never matches), and re
 can touch. At least one must come out with other facts than its person-read .expected.json (the error's hint
 aside, as in test__vllm_log_corpus.py). `_hint` is left out: it picks the advice, which no oracle holds.
 
-Two kinds of literal are not rules, each with its reason: the speed paths, which only send lines to a cheaper
-path (breaking one must change no log's facts: the test checks that too), and the rules still waiting for a
-real log that needs them (issue 15), which the test keeps exact: one that becomes needed leaves the list.
+The rules still waiting for a real log that needs them (issue 15) are listed, by what they wait for; the test
+keeps the list exact: one that becomes needed leaves it.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from ansible_collections.sparkinfer.cluster.plugins.module_utils import _vllm_log
 
 from .corpus import LOGS, lines, sidecar, text
@@ -29,12 +26,6 @@ SOURCE = Path(_vllm_log.__file__)
 NEVER = "\x00no log holds this\x00"
 # A pattern that matches nothing: a lookahead that refuses every position.
 NEVER_PATTERN = r"(?!)"
-
-# Literals that only route lines to a cheaper path; no fact depends on them.
-SPEED_PATHS = {
-    'HTTP/1.1" ': "uvicorn's access lines skip the slow path (bench/vllm_log_parser.py); they hold no fact",
-    ' - "': "uvicorn's access lines skip the slow path (bench/vllm_log_parser.py); they hold no fact",
-}
 
 # Rules no real log of the corpus needs yet (issue 15 §6): each waits for a real log that needs it, or leaves the
 # parser and the docs. The list only shrinks.
@@ -148,15 +139,7 @@ def test_the_parser_has_rules_of_every_kind():
 
 
 def test_every_rule_is_needed_by_a_real_log():
-    unneeded = {rule.name: rule.literal for rule in RULES if rule.literal not in SPEED_PATHS and not logs_changed_without(rule)}
+    unneeded = {rule.name: rule.literal for rule in RULES if not logs_changed_without(rule)}
     waiting = {name for name, literal in unneeded.items() if literal in NOT_YET_NEEDED}
     assert sorted(set(unneeded) - waiting) == [], "rules no corpus log needs: add a real log that needs each, or remove it"
     assert sorted(set(NOT_YET_NEEDED) - set(unneeded.values())) == [], "rules that a log needs now: take them off NOT_YET_NEEDED"
-
-
-@pytest.mark.parametrize("literal", sorted(SPEED_PATHS))
-def test_a_speed_path_changes_no_fact(literal):
-    rules = [rule for rule in RULES if rule.literal == literal]
-    assert rules, f"{literal!r} is no longer in the parser: take it off SPEED_PATHS"
-    for rule in rules:
-        assert logs_changed_without(rule) == [], rule.name
