@@ -45,7 +45,7 @@ WAITING_FOR_A_LOG_IN_THIS_FORM = [
 # Every corpus log that holds the literal reaches the same facts through another rule: a log where only this one
 # reads them is missing (or the rule is redundant and goes).
 WAITING_FOR_A_LOG_ONLY_IT_READS = [
-    *("No available memory for the cache blocks", "ut of memory", "OutOfMemoryError", "error: ", "imeout", "\r", "=", "all-reduce", "MoEPrepare"),
+    *("No available memory for the cache blocks", "OutOfMemoryError", "error: ", "imeout", "\r", "=", "all-reduce", "MoEPrepare"),
     *("Model architectures", "See root cause above", "NCCL WARN ", "DP group leader", "Starting vLLM API server"),
     *("init engine (profile, create kv cache, warmup model) took", "Available routes are:", "Route: "),
     # handler table keys
