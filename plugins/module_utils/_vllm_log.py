@@ -106,7 +106,6 @@ _MAX_SEQ_LEN = re.compile(r"max seq len \((\d+)\)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _V0_KV_TOKENS = re.compile(r"can be stored in KV cache \((\d+)\)")
 _ENV_VAR = re.compile(r"Unknown vLLM environment variable detected: (\w+)")
-_TP_SHORT = re.compile(r"Tensor parallel size \((\d+)\) exceeds available GPUs \((\d+)\)")
 _TP_BIGGER = re.compile(r"tensor_parallel_size=(\d+) is bigger than a reserved number of GPUs \((\d+) GPUs?\)")
 _TORCH_CAPABILITY = re.compile(r"which is of cuda capability (\d+\.\d+)")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Interrupt|Exit))(?::|$)")
@@ -118,7 +117,7 @@ def _classify(text: str) -> str | None:
         return "unsupported_architecture"
     if ("max seq len" in text and "KV cache" in text) or "No available memory for the cache blocks" in text:
         return "kv_cache_insufficient"
-    if "ut of memory" in text or "OutOfMemoryError" in text or "NV_ERR_NO_MEMORY" in text or ("on startup is less than desired GPU memory utilization" in text):
+    if "ut of memory" in text or "OutOfMemoryError" in text or ("on startup is less than desired GPU memory utilization" in text):
         return "oom"
     if (
         "NCCL error" in text
@@ -201,7 +200,6 @@ class VllmLogScanner:
             "init": self._on_init_engine,
             "Unknown": self._on_unknown,
             "No": self._on_no,
-            "Tensor": self._on_tensor,
             "Found": self._on_found,
             "Route:": self._on_route,
             "Available": self._on_available,
@@ -219,6 +217,8 @@ class VllmLogScanner:
             "NCCL": self._on_nccl_debug,
             "[shutdown]": self._on_shutdown,
             "Exception": self._on_worker_exception,
+            "Failed": self._on_failed_to_load,
+            "The": self._on_v0_kv_cache_short,
             "Waiting": self._on_waiting,
         }
 
@@ -521,16 +521,12 @@ class VllmLogScanner:
         elif message.startswith("No available memory for the cache blocks"):
             self._on_exception(message)
 
-    def _on_tensor(self, message: str) -> None:
-        # "Tensor parallel size (2) exceeds available GPUs (1)" (vLLM 0.1x)
-        self._ray_gpus_short(_TP_SHORT.search(message))
-
     def _on_ray_gpus(self, message: str) -> None:
-        # "tensor_parallel_size=2 is bigger than a reserved number of GPUs (1 GPUs) in a node" (ray_utils)
-        self._ray_gpus_short(_TP_BIGGER.match(message))
-
-    def _ray_gpus_short(self, match: re.Match[str] | None) -> None:
-        # Ray sees fewer GPUs on a node than the tensor parallel size: placement will fail or hang.
+        # "tensor_parallel_size=2 is bigger than a reserved number of GPUs (1 GPUs) in a node" (ray_utils): Ray sees
+        # fewer GPUs on a node than the tensor parallel size, so placement will fail or hang. (Not V1's "Tensor parallel
+        # size (16) exceeds available GPUs (8)": that one prints the world size against the GPUs of one node, vllm#31005,
+        # and every multi-node Ray start prints it.)
+        match = _TP_BIGGER.match(message)
         if match:
             self._start.from_args.setdefault("tensor_parallel_size", int(match.group(1)))
             self._warn(f"ray_gpus_short:{match.group(1)}>{match.group(2)}")
@@ -560,6 +556,17 @@ class VllmLogScanner:
     def _on_worker_exception(self, message: str) -> None:
         # V0's multiproc workers: "Exception in worker VllmWorkerProcess while processing method X: <error>"
         if message.startswith("Exception in worker "):
+            self._on_exception(message)
+
+    def _on_failed_to_load(self, message: str) -> None:
+        # V1: "Failed to load model - not enough GPU memory. ... (original error: CUDA out of memory. ...)"
+        if message.startswith("Failed to load model"):
+            self._on_exception(message)
+
+    def _on_v0_kv_cache_short(self, message: str) -> None:
+        # V0's own line, before the ValueError that repeats it: "The model's max seq len (29000) is larger than the
+        # maximum number of tokens that can be stored in KV cache (23648). ..."
+        if message.startswith("The model's max seq len"):
             self._on_exception(message)
 
     def _on_waiting(self, message: str) -> None:

@@ -48,9 +48,9 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 78
+    assert len(LOGS) >= 88
     assert len(captured) >= 18
-    assert len(public) >= 60
+    assert len(public) >= 70
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
@@ -98,3 +98,16 @@ def test_a_placement_wait_fails_at_once_naming_the_wait_and_the_bundles(name, se
     got = parsed(CORPUS / "public" / f"{name}.log")
     assert got["outcome"] == "ray_placement_timeout"
     assert f"Ray has waited {seconds} s to place the workers ({specs})" in got["error"]["hint"]
+
+
+@pytest.mark.parametrize(
+    ("name", "tokens"),
+    [
+        ("unknown-unknown-tpu-v5e-8-v1-estimated-max-model-len-5632", "5632"),  # V1: "the estimated maximum model length is 5632"
+        ("unknown-llama3.1-8b-rtx3090-v0-max-seq-len-29000-kv-cache-23648", "23648"),  # V0: "can be stored in KV cache (23648)"
+    ],
+)
+def test_a_kv_cache_too_small_names_the_length_that_fits(name, tokens):
+    got = parsed(CORPUS / "public" / f"{name}.log")
+    assert got["outcome"] == "kv_cache_insufficient"
+    assert f"The KV cache holds at most {tokens} tokens: set --max-model-len {tokens} or lower" in got["error"]["hint"]
