@@ -102,6 +102,14 @@ _WORLD_SIZE = re.compile(r"\bworld_size=(\d+)")
 _ARCH_RESOLVED = re.compile(r"Resolved architecture: (\w+)")
 _ARCH_UNSUPPORTED = re.compile(r"Model architectures \[([^\]]*)\] (?:are not supported for now|failed to be inspected)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (\d+)")
+# The quantization method, where the engine config is not in the log, from what a layer's method says it runs
+# (docs/vllm-log-intelligence.md, "Quantization"):
+# gptq_marlin.py, awq_marlin.py: "The model is convertible to gptq_marlin during runtime. Using gptq_marlin kernel."
+_QUANT_CONVERTIBLE = re.compile(r"The model is convertible to (\w+) during runtime")
+# awq_marlin.py: "... however you specified quantization=awq explicitly, so forcing awq."
+_QUANT_FORCED = re.compile(r"specified quantization=\w+ explicitly, so forcing (\w+)")
+# The platform's check: "The quantization method fp8 is not supported for the current GPU. Minimum capability: 90."
+_QUANT_UNSUPPORTED = re.compile(r"The quantization method (\S+) is not supported for the current GPU")
 _MAX_SEQ_LEN = re.compile(r"max seq len \((\d+)\)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _V0_KV_TOKENS = re.compile(r"can be stored in KV cache \((\d+)\)")
@@ -218,7 +226,8 @@ class VllmLogScanner:
             "[shutdown]": self._on_shutdown,
             "Exception": self._on_worker_exception,
             "Failed": self._on_failed_to_load,
-            "The": self._on_v0_kv_cache_short,
+            "The": self._on_the,
+            "Detected": self._on_detected,
             "Waiting": self._on_waiting,
         }
 
@@ -424,6 +433,10 @@ class VllmLogScanner:
             self._set("custom_fusions", _FUSIONS.findall(message))
 
     def _on_using(self, message: str) -> None:
+        if message.startswith("Using CompressedTensors"):
+            # compressed_tensors_moe.py: "Using CompressedTensorsWNA16MarlinMoEMethod"
+            self._set("quantization", "compressed-tensors")
+            return
         if message.startswith("Using max model len "):
             match = _MAX_MODEL_LEN.match(message)
             if match:
@@ -479,6 +492,8 @@ class VllmLogScanner:
             self._reach("weights_loaded")
         elif message.startswith(("Loading safetensors checkpoint shards", "Loading pt checkpoint shards")):
             self._reach("loading_weights")
+        elif message.startswith("Loading weights with BitsAndBytes quantization"):
+            self._set("quantization", "bitsandbytes")
 
     def _on_starting(self, message: str) -> None:
         if message.startswith("Starting to load model"):
@@ -563,11 +578,22 @@ class VllmLogScanner:
         if message.startswith("Failed to load model"):
             self._on_exception(message)
 
-    def _on_v0_kv_cache_short(self, message: str) -> None:
+    def _on_the(self, message: str) -> None:
         # V0's own line, before the ValueError that repeats it: "The model's max seq len (29000) is larger than the
         # maximum number of tokens that can be stored in KV cache (23648). ..."
         if message.startswith("The model's max seq len"):
             self._on_exception(message)
+            return
+        convertible = _QUANT_CONVERTIBLE.match(message)
+        if convertible:
+            self._set("quantization", convertible.group(1))
+
+    def _on_detected(self, message: str) -> None:
+        # Not ModelOpt's "Detected ModelOpt fp8 checkpoint": vLLM 0.26 prints it, and its NVFP4 and MXFP8 siblings,
+        # for one NVFP4 checkpoint.
+        forced = _QUANT_FORCED.search(message)
+        if forced:
+            self._set("quantization", forced.group(1))
 
     def _on_waiting(self, message: str) -> None:
         # Ray's executor, every few seconds while it cannot place the workers: "Waiting for creating a
@@ -618,6 +644,9 @@ class VllmLogScanner:
                 self._fail("nccl_error", message, _hint("nccl_error", message, self._start))
 
     def _on_exception(self, message: str) -> None:
+        refused = _QUANT_UNSUPPORTED.search(message)
+        if refused:
+            self._set("quantization", refused.group(1))
         category = _classify(message)
         if category is not None:
             start = self._start
