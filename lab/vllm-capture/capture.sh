@@ -87,6 +87,12 @@ if wanted steady-state; then
   serve "$work/steady-state.log" steady 18016 -- "$work/tiny" "${m[@]}"
   record steady-state "a ready start, then a minute of serving chat requests one after another, then SIGINT" "vllm serve MODEL --served-model-name tiny --max-model-len 512; chat requests for 60 s"
 fi
+if wanted steady-state-no-access-log; then
+  # Production servers often turn the access log off: only the engine's metrics lines show that it serves.
+  serve "$work/steady-state-no-access-log.log" steady 18017 -- "$work/tiny" "${m[@]}" --disable-uvicorn-access-log
+  record steady-state-no-access-log "a ready start with the access log off, then a minute of serving chat requests, then SIGINT" \
+    "vllm serve MODEL --served-model-name tiny --max-model-len 512 --disable-uvicorn-access-log; chat requests for 60 s"
+fi
 if wanted unsupported-architecture; then
   serve "$work/unsupported-architecture.log" exits 18002 -- "$work/tiny-unknown-arch" "${m[@]}"
   record unsupported-architecture "config.json names an architecture vLLM lacks" "vllm serve MODEL(architectures=[SparkinferTinyMoeForCausalLM]) --max-model-len 512"

@@ -214,12 +214,12 @@ class VllmLogScanner:
             "Application": self._on_application,
             "Uvicorn": self._on_application,
             "Value": self._on_value_error,
-            "EngineCore": self._on_engine_core_failed,
-            "WorkerProc": self._on_engine_core_failed,
+            "EngineCore": self._on_engine,
+            "WorkerProc": self._on_engine,
             "CUDA": self._on_cuda,
             "torch.compile": self._on_compile,
             "Compiling": self._on_compile,
-            "Engine": self._on_engine_core_failed,
+            "Engine": self._on_engine,
             "usage:": self._on_usage,
             "": self._on_banner,
             "NCCL": self._on_nccl_debug,
@@ -606,7 +606,13 @@ class VllmLogScanner:
         if message.startswith("Value error, "):
             self._on_exception(message)
 
-    def _on_engine_core_failed(self, message: str) -> None:
+    def _on_engine(self, message: str) -> None:
+        if message.startswith("Engine 0") and "Avg prompt throughput" in message:
+            # V1's loggers.py every 10 s while it serves, "Engine 000: Avg prompt throughput: 596.8 tokens/s, ...":
+            # the server is up, also where its access log is off and the start-up lines are not in an excerpt.
+            if self._start.stage < _READY:
+                self._reach("ready")
+            return
         if message.startswith("EngineCore"):
             self._v1_prefix_seen = True
         if message.startswith(("EngineCore failed to start", "Engine core initialization failed", "WorkerProc failed to start")):

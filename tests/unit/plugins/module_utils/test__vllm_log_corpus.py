@@ -48,8 +48,8 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 99
-    assert len(captured) >= 18
+    assert len(LOGS) >= 101
+    assert len(captured) >= 20
     assert len(public) >= 81
 
 
