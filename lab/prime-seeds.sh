@@ -3,7 +3,7 @@
 # that lab/load-image.sh keeps per image ID, and the tiny model (lab/seed-head.sh). A throwaway node
 # takes that first seed, a real `docker save` and `docker load` (a minute or two on a fresh machine),
 # so that every scenario's nodes get hard links instead, and neither lane waits on the other's load.
-# Nothing to do on a machine that holds both already.
+# On a machine that holds both already, it only boots the node and links the store (about 5 s).
 # Usage: prime-seeds.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
