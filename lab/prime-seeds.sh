@@ -19,12 +19,8 @@ remove_node() {
 trap remove_node EXIT
 remove_node
 mkdir -p "$node_dir/docker"
-caps=()
-for cap in "${LAB_NODE_CAPS[@]}"; do caps+=(--cap-add "$cap"); done
 # As a molecule node runs (extensions/molecule/_shared/vars/lab_node.yml), with no network.
-docker run -d --name "$node" --hostname "$node" --network none \
-  "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-  --cgroupns=host --tmpfs /run --tmpfs /run/lock -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+docker run -d --name "$node" --hostname "$node" --network none "${LAB_NODE_RUN_OPTIONS[@]}" \
   -v "$node_dir/docker:/var/lib/docker" \
   sparkinfer-lab-node:latest /lib/systemd/systemd >/dev/null
 lab_wait_node_ready "$node"

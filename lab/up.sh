@@ -30,12 +30,8 @@ ensure_network() {
 start_node() {
   local i=$1 name
   name=$(lab_node_name "$i")
-  local caps=()
-  for cap in "${LAB_NODE_CAPS[@]}"; do caps+=(--cap-add "$cap"); done
   docker run -d --name "$name" --hostname "$name" --label sparkinfer-lab=1 \
-    --network "$SPARKINFER_LAB_MGMT_NET" --ip "$(lab_mgmt_ip "$i")" \
-    "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-    --shm-size 2g --cgroupns=host --tmpfs /run --tmpfs /run/lock -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+    --network "$SPARKINFER_LAB_MGMT_NET" --ip "$(lab_mgmt_ip "$i")" "${LAB_NODE_RUN_OPTIONS[@]}" \
     -v "$name-docker:/var/lib/docker" \
     "$image" >/dev/null
   docker network connect --ip "$(lab_fabric_ip "$i")" "$SPARKINFER_LAB_FABRIC_NET" "$name"
