@@ -14,7 +14,7 @@ ansible-galaxy collection build --force --output-path "$repo" "$repo" >/dev/null
 ANSIBLE_COLLECTIONS_PATH="$work" ansible-galaxy collection install --force --offline --no-deps -p "$work" "$artifact" >/dev/null
 installed="$work/ansible_collections/sparkinfer/cluster"
 [ -f "$installed/MANIFEST.json" ] || { echo "build: the artifact did not install" >&2; exit 1; }
-leaked=$(tar -tzf "$artifact" | grep -E '^(tests|lab|extensions|\.ci|tools|bench|inventories/lab)/' || true)
+leaked=$(tar -tzf "$artifact" | grep -E '^(tests|lab|extensions|\.ci|\.cache|tools|bench|inventories/lab)/' || true)
 [ -z "$leaked" ] || { echo "build: the artifact holds files build_ignore should exclude:" >&2; echo "$leaked" >&2; exit 1; }
 ANSIBLE_COLLECTIONS_PATH="$work" ansible-doc -t module sparkinfer.cluster.gb10_facts >/dev/null
 echo "build: $(basename "$artifact") ($(du -k "$artifact" | cut -f1) KiB) builds and installs"

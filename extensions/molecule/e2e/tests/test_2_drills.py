@@ -107,7 +107,7 @@ def mend_fabric() -> None:
 
 
 def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_within_the_stall_timeout():
-    stall_timeout = 60
+    stall_timeout = 30
     cut_fabric()
     try:
         health = drill_run("network.yml")
