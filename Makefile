@@ -1,5 +1,5 @@
 # The one entry point for developers, CI (.ci/run) and the README.
-#   make test   the whole test suite (the static gates beside the lab's build and the molecule lanes), with its wall time
+#   make test   the whole test suite, gates cheapest first, with its wall time
 #   make site   bring the lab up and run playbooks/site.yml against it
 # Both set up what they need (Docker engine, virtualenv, lab images) by themselves.
 SHELL := /bin/bash
