@@ -164,6 +164,8 @@ def _table(line: str) -> _Table:
     keys = {key for _position, key in descriptors} | {key for group in groups for _position, key in group}
     if "size_bytes" not in keys or "busbw_gbps" not in keys:
         raise NcclTestsParseError(f"the table header {line.strip()!r} has no size or busbw column")
+    if len(groups) < 2:
+        raise NcclTestsParseError(f"the table header {line.strip()!r} lacks the in-place half nccl-tests prints beside the out-of-place one")
     return _Table(columns=columns, descriptors=descriptors, groups=groups[:2])
 
 
@@ -197,8 +199,8 @@ def _row(table: _Table, cells: list[str], line: str) -> Row:
         type=described.get("type"),
         redop=described.get("redop"),
         root=described.get("root"),
-        out_of_place=halves[0] if halves else None,
-        in_place=halves[1] if len(halves) > 1 else None,
+        out_of_place=halves[0],
+        in_place=halves[1],
     )
 
 

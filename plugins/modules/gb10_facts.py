@@ -20,8 +20,9 @@ description:
   - Measures the free space of the filesystem that holds (or will hold) O(model_path), the path
     itself when it exists, else its nearest existing ancestor.
   - Returns the facts under C(ansible_facts['sparkinfer_gb10']).
-  - When C(nvidia-smi) is not installed or fails, C(gpus) is empty and C(nvidia_smi_error) says why (an
-    C(nvidia-smi) that hangs past O(command_timeout) fails the module instead);
+  - When C(nvidia-smi) is not installed or its GPU query fails, C(gpus) is empty and C(nvidia_smi_error) says why (an
+    C(nvidia-smi) that hangs past O(command_timeout) fails the module instead); when only plain C(nvidia-smi) fails
+    after the query read the GPUs, they are kept and C(nvidia_smi_error) says why;
     when C(docker) is not installed or its daemon does not answer, the Docker facts are empty and
     C(docker_error) says why (also when C(docker info) hangs past O(command_timeout)); so that a play can assert
     with its own message.
@@ -131,7 +132,10 @@ ansible_facts:
           returned: always
           sample: "13.0"
         nvidia_smi_error:
-          description: Why no GPU could be read (missing executable, failing command), or null.
+          description:
+            - Why no GPU could be read (missing executable, failing query), or why plain C(nvidia-smi) failed after the
+              query read the GPUs (they are kept, and the versions come from the banner it printed or from the query),
+              or null.
           type: str
           returned: always
           sample: null
@@ -283,17 +287,26 @@ class Gb10Facts:
             facts["nvidia_smi_error"] = f"{smi} --query-gpu failed with rc={rc}: {(err or out).strip()}"
             return facts
         gpus = parse_gpu_query_csv(out)
+        facts["gpus"] = [gpu.as_dict() for gpu in gpus]
         rc, banner_out, err = self._run_smi(smi)
         if rc != 0:
-            facts["nvidia_smi_error"] = f"{smi} failed with rc={rc}: {(err or banner_out).strip()}"
-            return facts
-        banner = parse_smi_banner(banner_out)
+            # Plain nvidia-smi can crash after its banner (a SIGSEGV in NVML, exit 139, under WSL) while the query
+            # worked: keep the GPUs it read, the versions from the banner printed before the crash, else the query's driver.
+            try:
+                banner = parse_smi_banner(banner_out)
+            except Gb10ParseError:
+                facts["nvidia_smi_error"] = f"{smi} failed with rc={rc}: {(err or banner_out).strip() or 'it printed nothing'}"
+                driver = gpus[0].driver_version if gpus else None
+                facts.update(driver_version=driver, driver_branch=driver_branch(driver))
+                return facts
+            facts["nvidia_smi_error"] = f"{smi} failed with rc={rc} after printing its banner: {err.strip() or 'no error printed'}"
+        else:
+            banner = parse_smi_banner(banner_out)
+            facts["nvidia_smi_error"] = None
         facts.update(
-            gpus=[gpu.as_dict() for gpu in gpus],
             driver_version=banner.driver_version,
             driver_branch=driver_branch(banner.driver_version),
             cuda_version=banner.cuda_version,
-            nvidia_smi_error=None,
         )
         return facts
 

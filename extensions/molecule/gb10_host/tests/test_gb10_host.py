@@ -166,3 +166,43 @@ def test_role_refuses_a_host_that_does_not_fit(override, message):
     rc, output = run_converge("-e", json.dumps(override))
     assert rc == 2, output[-2000:]
     assert message.lower() in output.lower(), output[-2000:]
+
+
+def docker_answers(host) -> bool:
+    return host.run("timeout 10 docker info --format '{{.ServerVersion}}'").rc == 0
+
+
+NO_RUNTIMES = '{"runtimes": {}}'
+
+
+@pytest.mark.parametrize(
+    ("break_it", "mend_it", "message"),
+    [
+        (
+            "mv /usr/bin/nvidia-smi /usr/bin/nvidia-smi.away",
+            "mv /usr/bin/nvidia-smi.away /usr/bin/nvidia-smi",
+            "nvidia-smi lists no GPU on molecule-gb10-host (nvidia-smi not found: the NVIDIA driver is not installed).",
+        ),
+        (
+            "systemctl stop docker.socket docker.service",
+            "systemctl start docker.service",
+            "Docker does not answer on molecule-gb10-host: /usr/bin/docker info got no answer from the Docker daemon",
+        ),
+        (
+            f"cp /etc/docker/daemon.json /etc/docker/daemon.json.away && echo '{NO_RUNTIMES}' > /etc/docker/daemon.json && systemctl restart docker",
+            "mv /etc/docker/daemon.json.away /etc/docker/daemon.json && systemctl restart docker",
+            "on molecule-gb10-host has no nvidia runtime (runtimes: io.containerd.runc.v2, io.containerd.runtime.v1.linux, runc)",
+        ),
+    ],
+    ids=["no-nvidia-smi", "docker-down", "no-nvidia-runtime"],
+)
+def test_preflight_refuses_a_host_without_the_driver_docker_or_the_nvidia_runtime_and_changes_nothing(host, break_it, mend_it, message):
+    host.check_output(break_it)
+    try:
+        rc, output = run_converge()
+    finally:
+        host.check_output(mend_it)
+    assert rc == 2, output[-2000:]
+    assert message in output, output[-2000:]
+    assert re.search(r"molecule-gb10-host : ok=\d+ changed=0 .*failed=1 ", output), output[-2000:]
+    assert docker_answers(host)

@@ -47,7 +47,6 @@ HEADLINES = {
     "2.18.3-all-gather-1g-gb10-debug-info-net-ib": ("all_gather_perf", "2.18.3", 2, GIB, 21.99, 21.9636, "NET/IB"),
     "2.x-legacy-all-reduce-4x-k80-error-column": (None, None, 4, 2 * GIB, 2.56, 2.54225, None),
     "2.x-legacy-all-reduce-3-node-t4-validation-off": (None, None, 3, 115343360, 0.50, 0.58536, None),
-    "2.x-all-gather-16g-gb10-guide-excerpt": (None, None, 0, 16 * GIB, 22.85, 22.855, None),
     "2.x-all-reduce-2-node-rtx4090-net-socket-excerpt": (None, None, 0, None, None, None, "NET/Socket"),
     "2.x-all-reduce-2-node-wrong-values-excerpt": (None, None, 0, 128, 0.00, None, None),
 }
@@ -108,12 +107,6 @@ def test_not_available_cells_are_null():
     assert {row.out_of_place.error for row in result.rows} | {row.in_place.error for row in result.rows} == {None}
     assert result.max_busbw_gbps == 0.74
     assert result.parameters["step"] == "1048576(bytes)"
-
-
-def test_a_one_half_header_gives_rows_without_in_place():
-    (row,) = parse_nccl_tests(fixture("2.x-all-gather-16g-gb10-guide-excerpt")).rows
-    assert row.in_place is None
-    assert (row.out_of_place.time_us, row.out_of_place.busbw_gbps, row.out_of_place.wrong) == (375880.0, 22.85, 0)
 
 
 def test_socket_channels_are_the_tcp_fallback_and_a_cut_row_is_kept_aside():
@@ -209,6 +202,11 @@ def test_warnings_and_error_lines_are_kept_once():
 def test_a_header_without_busbw_is_refused():
     with pytest.raises(NcclTestsParseError, match="has no size or busbw column"):
         parse_nccl_tests("#       size         count      type   redop    root     time   algbw\n")
+
+
+def test_a_header_with_one_half_is_refused():
+    with pytest.raises(NcclTestsParseError, match="lacks the in-place half"):
+        parse_nccl_tests("#       size         count      type   redop    root     time   algbw   busbw  #wrong\n")
 
 
 def test_a_header_whose_measures_repeat_without_time_starts_a_second_half():

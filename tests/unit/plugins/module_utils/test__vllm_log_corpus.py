@@ -48,9 +48,9 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 101
+    assert len(LOGS) >= 104
     assert len(captured) >= 20
-    assert len(public) >= 81
+    assert len(public) >= 84
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")

@@ -114,10 +114,24 @@ def test_failing_query_is_reported_with_its_output(args):
     assert facts["nvidia_smi_error"].endswith("rc=9: NVIDIA-SMI has failed because it couldn't communicate with the driver")
 
 
-def test_failing_banner_is_reported(args):
+def test_plain_nvidia_smi_crashing_after_its_banner_keeps_the_queried_gpus_and_the_printed_versions(args):
     commands = real_gb10()
-    commands.answers[BANNER] = (6, "No devices were found", "")
-    assert gb10_facts_of(args, commands)["nvidia_smi_error"] == f"{SMI} failed with rc=6: No devices were found"
+    # Plain nvidia-smi under WSL printed its banner and table header, then died of SIGSEGV (exit 139).
+    commands.answers[BANNER] = (139, fixture("nvidia-smi-555.42.03-plain-wsl-segfault-stdout.txt"), "")
+    facts = gb10_facts_of(args, commands)
+    assert [gpu["name"] for gpu in facts["gpus"]] == ["NVIDIA GB10"]
+    assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("555.85", "555", "12.5")
+    assert facts["nvidia_smi_error"] == f"{SMI} failed with rc=139 after printing its banner: no error printed"
+
+
+def test_plain_nvidia_smi_crashing_before_its_banner_keeps_the_queried_gpus_and_their_driver(args):
+    commands = real_gb10()
+    commands.answers[QUERY] = (0, fixture("query-name-driver-csv.txt"), "")
+    commands.answers[BANNER] = (139, "", "")
+    facts = gb10_facts_of(args, commands)
+    assert [gpu["name"] for gpu in facts["gpus"]] == ["NVIDIA GB10"]
+    assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("580.173.02", "580", None)
+    assert facts["nvidia_smi_error"] == f"{SMI} failed with rc=139: it printed nothing"
 
 
 def test_missing_docker_is_reported_not_raised(args):
