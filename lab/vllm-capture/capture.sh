@@ -46,6 +46,7 @@ stop() { kill -INT "$1" 2>/dev/null || true; for _ in $(seq 1 30); do kill -0 "$
 #   crash: wait for the API, send one chat request, wait for the engine to die
 #   steady: wait for the API, send chat requests one after another for 60 s (a serving server's
 #           access and engine-metrics lines), stop with SIGINT
+#   waits:  keep LOG as it reads 120 s after the start (a start that waits on something), then stop
 serve() {
   local log=$1 mode=$2 port=$3 envs=() pid
   shift 3
@@ -57,6 +58,7 @@ serve() {
     ready) wait_ready "$log" "$pid" && chat "$port"; stop "$pid" ;;
     crash) wait_ready "$log" "$pid" && chat "$port"; for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done; stop "$pid" ;;
     exits) wait "$pid" || true ;;
+    waits) sleep 120; cp "$log" "$log.at-120s"; stop "$pid"; mv "$log.at-120s" "$log" ;;
     steady) if wait_ready "$log" "$pid"; then local until=$((SECONDS + 60)); while [ "$SECONDS" -lt "$until" ]; do chat "$port"; done; fi; stop "$pid" ;;
   esac
   wait "$pid" 2>/dev/null || true
@@ -143,6 +145,13 @@ if wanted mp-pp2-nnodes2; then
   sleep 5; pkill -INT -f "29511 --node-rank 1" || true; wait "$follower" || true
   record mp-pp2-nnodes2-rank0 "multi-node mp executor, pipeline parallel 2, the API rank (node 0) over loopback" "vllm serve MODEL --pipeline-parallel-size 2 --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29511"
   record mp-pp2-nnodes2-rank1-headless "multi-node mp executor, the headless follower (node 1)" "vllm serve MODEL --pipeline-parallel-size 2 --nnodes 2 --node-rank 1 --headless --master-addr 127.0.0.1 --master-port 29511"
+fi
+if wanted mp-nnodes2-leader-waiting-for-follower; then
+  # The API rank of a two-node mp launch whose follower never comes (not started yet, or no route to it).
+  mp=(--served-model-name tiny --max-model-len 512 --pipeline-parallel-size 2 --nnodes 2 --master-addr 127.0.0.1 --master-port 29512)
+  serve "$work/mp-nnodes2-leader-waiting-for-follower.log" waits 18018 -- "$work/tiny" "${mp[@]}" --node-rank 0
+  record mp-nnodes2-leader-waiting-for-follower "multi-node mp executor, the API rank (node 0) 120 s after its start, its follower never started" \
+    "vllm serve MODEL --pipeline-parallel-size 2 --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29512; the log as it read 120 s later"
 fi
 if wanted ansi-colour; then
   serve "$work/ansi-colour.log" exits 18015 VLLM_LOGGING_COLOR=1 FORCE_COLOR=1 -- "$work/tiny-unknown-arch" "${m[@]}"

@@ -89,6 +89,7 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
         ),
         ({"vllm_image_source": "registry"}, "vllm_image_source must be one of: node, pull, load"),
         ({"vllm_image_name": "sparkinfer-lab-vllm:missing"}, "sparkinfer-lab-vllm:missing is not on vllm-spark-1"),
+        ({"vllm_image_transfer_timeout": 0}, "vllm_image_transfer_timeout is 0: give the seconds a pull, load or transfer may take, above 0."),
     ],
 )
 def test_role_refuses_an_image_that_cannot_serve_the_model(override, message):
@@ -165,3 +166,29 @@ def test_check_mode_with_an_image_still_to_pull_changes_nothing_and_passes():
     )
     assert code == 0, output[-2000:]
     assert node("vllm-spark-1").run("docker image inspect sparkinfer-lab-vllm:to-be-pulled").rc == 1
+
+
+ARCHIVED = "sparkinfer-no-vllm:archive"
+ARCHIVE = "/tmp/sparkinfer-no-vllm.tar"
+PROBE_REFUSAL = f"cannot probe {ARCHIVED} (rc=127): the image probe printed no result (does the image have python3?)"
+
+
+def test_an_image_loaded_from_its_archive_is_probed_and_one_without_vllm_is_refused_before_it_travels():
+    source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
+    # An image with no files at all (docker import of an empty tar), saved as `docker save` would ship it.
+    source.check_output(
+        f"tar -cf /tmp/sparkinfer-empty.tar --files-from /dev/null && docker import /tmp/sparkinfer-empty.tar {ARCHIVED}"
+        f" && docker save -o {ARCHIVE} {ARCHIVED} && docker rmi {ARCHIVED}"
+    )
+    try:
+        code, output = run_role(SCENARIO, {"vllm_image_name": ARCHIVED, "vllm_image_source": "load", "vllm_image_tarball": ARCHIVE})
+        assert code == 2, output[-2000:]
+        # The load is the one change; the receiving node stops with the reason, before any trust or transfer.
+        assert re.search(r"vllm-spark-1 : ok=\d+ changed=1 ", output), output[-3000:]
+        assert PROBE_REFUSAL in output, output[-2000:]
+        assert "vllm-spark-1 failed above, so vllm-spark-2 gets no image and no model from it" in output, output[-2000:]
+        assert re.search(r"vllm-spark-2 : ok=\d+ changed=0 ", output), output[-3000:]
+        assert source.run(f"docker image inspect {ARCHIVED}").rc == 0
+        assert receiver.run(f"docker image inspect {ARCHIVED}").rc == 1
+    finally:
+        source.run(f"docker rmi {ARCHIVED}; rm -f {ARCHIVE} /tmp/sparkinfer-empty.tar")

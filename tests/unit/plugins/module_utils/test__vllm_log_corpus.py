@@ -48,8 +48,8 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 104
-    assert len(captured) >= 20
+    assert len(LOGS) >= 105
+    assert len(captured) >= 21
     assert len(public) >= 84
 
 
