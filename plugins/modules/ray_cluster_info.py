@@ -59,7 +59,8 @@ options:
   expected_nodes:
     description:
       - The IPs every node should have registered with (their fabric addresses, as given to
-        C(ray start --node-ip-address) or C(RAY_NODE_IP_ADDRESS)). The module fails when any is not ALIVE.
+        C(ray start --node-ip-address) or C(RAY_NODE_IP_ADDRESS)). The module fails when any is not ALIVE
+        (see O(fail_on_problems)).
     type: list
     elements: str
     default: []
@@ -71,6 +72,13 @@ options:
         amounts times the number of expected nodes.
     type: dict
     default: {}
+  fail_on_problems:
+    description:
+      - Fail when an expected node is missing or a node lacks a required resource (RV(problems) says which).
+      - With V(false) the module reports the same RV(problems), RV(missing_nodes) and RV(lacking_resources) and succeeds:
+        a reading that decides what to do next (start a worker, or skip a wait the reading already answers).
+    type: bool
+    default: true
   output:
     description:
       - Text C(ray status) printed, parsed instead of running a command (offline use, tests).
@@ -121,6 +129,15 @@ EXAMPLES = r"""
   until: __ray is succeeded
   retries: 30
   delay: 5
+
+- name: Read which nodes are in the cluster without failing on a missing one
+  sparkinfer.cluster.ray_cluster_info:
+    container: ray-head
+    expected_nodes:
+      - 192.168.177.11
+      - 192.168.177.12
+    fail_on_problems: false
+  register: __ray_seen
 
 - name: Fail when placement groups wait for resources the cluster lacks
   ansible.builtin.assert:
@@ -274,7 +291,7 @@ lacking_resources:
   elements: dict
   sample: []
 problems:
-  description: What is wrong, each with what to check; empty on success.
+  description: What is wrong, each with what to check; empty when nothing is (always, unless O(fail_on_problems=false)).
   returned: always
   type: list
   elements: str
@@ -453,7 +470,7 @@ class RayClusterInfo:
             "problems": problems,
             "cmd": self.cmd,
         }
-        if problems:
+        if problems and self.params["fail_on_problems"]:
             message = problems[0] if len(problems) == 1 else " ".join(f"({n}) {problem}" for n, problem in enumerate(problems, 1))
             self.module.fail_json(msg=message, **outcome)
         if expected and not facts["node_ips_known"]:
@@ -474,6 +491,7 @@ def main(clock: Callable[[], float] = time.monotonic) -> None:
             "list_nodes": {"type": "bool", "default": True},
             "expected_nodes": {"type": "list", "elements": "str", "default": []},
             "required_resources": {"type": "dict", "default": {}},
+            "fail_on_problems": {"type": "bool", "default": True},
             "output": {"type": "str"},
             "nodes_output": {"type": "str"},
             "command_timeout": {"type": "int", "default": 120},

@@ -83,6 +83,19 @@ def changed(output: str, name: str) -> int:
     return int(found.group(1))
 
 
+def task_results(output: str, task: str) -> str:
+    """What a run printed for a task of the role: its hosts' results, up to the next task."""
+    found = re.search(re.escape(task) + r"\] \*+ (.*?)(?= TASK \[| PLAY RECAP |$)", output)
+    return found.group(1) if found else ""
+
+
+def read_the_cluster_once(output: str) -> bool:
+    """Whether a run took the head's reading in Service as Verify's, skipping the second wait and raylet reads."""
+    waited = task_results(output, "Verify | Wait until every node is ALIVE in the cluster with its fabric address and GPU")
+    reused = task_results(output, "Verify | Take the head's reading in Service as the cluster, as nothing restarted")
+    return f"skipping: [{HEAD}]" in waited and f"ok: [{HEAD}]" in reused
+
+
 def listeners(name: str) -> list[tuple[str, str]]:
     """(local address:port, process) of every listening TCP socket of the node."""
     lines = node(name).check_output("ss -Hltnp").splitlines()
@@ -362,6 +375,8 @@ def test_after_a_reboot_the_chain_is_back_before_docker_restarts_ray_and_a_rerun
     code, output = run_role(SCENARIO, {})
     assert code == 0, output[-3000:]
     assert (changed(output, HEAD), changed(output, WORKER)) == (0, 0)
+    # Nothing restarted: the head's one reading of the cluster is the verification.
+    assert read_the_cluster_once(output), output[-3000:]
 
 
 def test_the_firewall_removes_its_stale_rules_and_can_be_turned_off_and_on():
@@ -406,6 +421,8 @@ def test_a_worker_whose_raylet_stopped_is_restarted_and_joins_again():
     code, output = run_role(SCENARIO, {})
     assert code == 0, output[-3000:]
     assert (changed(output, HEAD), changed(output, WORKER)) == (0, 1)
+    # A worker restarted: Verify waits for the cluster again instead of trusting the reading taken before.
+    assert not read_the_cluster_once(output), output[-3000:]
     assert raylet(WORKER)["node_id"] != old
     assert_cluster_whole()
 
@@ -425,13 +442,22 @@ def run_outputs(tmp_path: Path, extra_vars: dict) -> tuple[int, str, dict[str, d
     return code, output, saved
 
 
-def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_only(tmp_path):
+def test_a_new_head_and_a_new_token_restart_every_container_the_old_token_is_refused_and_the_dashboard_is_on_loopback_only(tmp_path):
+    # One run changes both (each restarts every Ray container): the head's command (the dashboard on) and Ray's token.
+    old = TOKEN_KEPT.read_text(encoding="utf-8").strip()
+    new = "rotated-" + old[:32]
     try:
-        code, output, saved = run_outputs(tmp_path, {"ray_cluster_dashboard_enabled": True})
+        code, output, saved = run_outputs(tmp_path, {"ray_cluster_dashboard_enabled": True, "ray_cluster_auth_token": new})
         assert code == 0, output[-3000:]
-        # The head's command changed: a new head, so a new session, and the worker restarted to join it.
-        assert (changed(output, HEAD), changed(output, WORKER)) == (1, 1)
+        # On each node the token file, then the container: a new head, so a new session, and the worker restarted to
+        # join it, both reading the new token at start.
+        assert (changed(output, HEAD), changed(output, WORKER)) == (2, 2)
+        assert new not in output
         assert_cluster_whole()
+        for name in (HEAD, WORKER):
+            assert node(name).file(TOKEN_PATH).content_string == new
+        refused = ray_status_from_worker_as({"RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": old})
+        assert REFUSED in refused.stderr, refused.stderr[-2000:]
         dashboard = [socket[0] for socket in listeners(HEAD) if socket[0].endswith(":8265")]
         assert dashboard == ["127.0.0.1:8265"]
         nodes = json.loads(node(HEAD).check_output(f"docker exec {CONTAINER} ray list nodes --format json --address {GCS}"))
@@ -448,10 +474,13 @@ def test_a_new_head_restarts_the_worker_and_the_dashboard_listens_on_loopback_on
             assert facts["head_ip"] == FABRIC_IP[HEAD]
             assert facts["totals"]["GPU"] == 2.0
     finally:
+        # Back to the dashboard off and the token kept on the admin box: the same two changes on each node.
         code, output = run_role(SCENARIO, {})
         assert code == 0, output[-3000:]
-        assert (changed(output, HEAD), changed(output, WORKER)) == (1, 1)
+        assert (changed(output, HEAD), changed(output, WORKER)) == (2, 2)
     assert_cluster_whole()
+    for name in (HEAD, WORKER):
+        assert node(name).file(TOKEN_PATH).content_string == old
 
 
 @pytest.mark.parametrize(
@@ -508,21 +537,6 @@ def test_a_worker_that_cannot_reach_the_head_fails_the_role_naming_it():
     code, output = run_role(SCENARIO, {})
     assert code == 0, output[-3000:]
     assert_cluster_whole()
-
-
-def test_a_new_token_restarts_every_ray_container_and_the_old_one_is_refused():
-    old = TOKEN_KEPT.read_text(encoding="utf-8").strip()
-    new = "rotated-" + old[:32]
-    code, output = run_role(SCENARIO, {"ray_cluster_auth_token": new})
-    assert code == 0, output[-3000:]
-    # The token file, then the container restarted to read it.
-    assert (changed(output, HEAD), changed(output, WORKER)) == (2, 2)
-    assert new not in output
-    assert_cluster_whole()
-    for name in (HEAD, WORKER):
-        assert node(name).file(TOKEN_PATH).content_string == new
-    refused = ray_status_from_worker_as({"RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": old})
-    assert REFUSED in refused.stderr, refused.stderr[-2000:]
 
 
 def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():

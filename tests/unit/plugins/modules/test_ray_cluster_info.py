@@ -81,6 +81,14 @@ def test_a_killed_worker_is_named_with_what_to_check():
     assert result["ray_cluster"]["dead_nodes"] == 1
 
 
+def test_a_killed_worker_is_reported_without_failing_when_asked():
+    args = {"container": "ray-head", "expected_nodes": SPARKS, "required_resources": {"GPU": 1}, "fail_on_problems": False}
+    result = run_module(ray_cluster_info.main, args, cluster("worker-killed"))
+    assert (result["missing_nodes"], result["missing_node_count"]) == (["127.0.0.3"], 1)
+    assert result["problems"][0].startswith(f"the worker at 127.0.0.3 is not in the cluster: {CHECK_WORKER} (Ray lists it DEAD")
+    assert result["ray_cluster"]["dead_nodes"] == 1
+
+
 def test_a_rejoined_worker_passes_beside_its_dead_predecessor():
     result = run_module(ray_cluster_info.main, {"container": "ray-head", "expected_nodes": SPARKS}, cluster("worker-rejoined"))
     assert (result["missing_nodes"], result["ray_cluster"]["dead_nodes"]) == ([], 1)
