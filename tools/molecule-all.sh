@@ -65,17 +65,31 @@ while read -r scenario network subnet; do
   done
 done <<<"$scenario_subnets"
 
+# The CPU seconds (user and system) of the processes this shell has waited for, into waited_cpu: for a scenario,
+# its own processes (molecule, ansible-playbook and its forks, pytest, the docker and ssh clients they ran; for
+# integration, its vLLM too), not what runs in the nodes. Called directly, not in $(...): `times` must run in this shell, not in a new process
+# that has waited for nothing.
+note_waited_cpu() {
+  local file=$logs/.times.$BASHPID
+  times >"$file"
+  waited_cpu=$(awk 'NR == 2 { for (f = 1; f <= 2; f++) { split($f, part, /[ms]/); total += part[1] * 60 + part[2] }; printf "%d\n", total }' "$file")
+  rm -f "$file"
+}
+
 run_lane() {
-  local scenario start code
+  local scenario start code cpu_before
   for scenario in "$@"; do
     start=$(date +%s)
+    note_waited_cpu
+    cpu_before=$waited_cpu
     if [ "$scenario" = integration ]; then
       make --no-print-directory integration >"$logs/$scenario.log" 2>&1
     else
       molecule test -s "$scenario" 2>&1 | python3 tools/molecule-phases.py >"$logs/$scenario.log"
     fi
     code=${PIPESTATUS[0]}
-    echo "$scenario $code $(( $(date +%s) - start ))" >>"$logs/results"
+    note_waited_cpu
+    echo "$scenario $code $(( $(date +%s) - start )) $(( waited_cpu - cpu_before ))" >>"$logs/results"
   done
 }
 
@@ -96,15 +110,20 @@ wait "$lane_a_pid"
 read -r busy_after all_after < <(cpu_ticks)
 
 failed=0
-while read -r scenario code seconds; do
-  printf '%-8s %-14s %s in %ss (log: %s)\n' "$([ "$scenario" = integration ] && echo pytest || echo molecule)" "$scenario" "$([ "$code" = 0 ] && echo passed || echo FAILED)" "$seconds" "$logs/$scenario.log"
+own_cpu=0
+while read -r scenario code seconds cpu; do
+  own_cpu=$(( own_cpu + cpu ))
+  printf '%-8s %-14s %s in %ss, its own processes %s CPU-s (log: %s)\n' "$([ "$scenario" = integration ] && echo pytest || echo molecule)" "$scenario" \
+    "$([ "$code" = 0 ] && echo passed || echo FAILED)" "$seconds" "$cpu" "$logs/$scenario.log"
   if [ "$code" != 0 ]; then
     failed=1
     tail -n 60 "$logs/$scenario.log" | sed 's/\x1b\[[0-9;]*m//g'
   fi
   grep -m1 '^phases: ' "$logs/$scenario.log" | sed 's/^/         /'
 done <"$logs/results"
-echo "CPU busy during the lanes: $(( 100 * (busy_after - busy_before) / (all_after - all_before) )) % of $(nproc) cores"
+busy_cpu=$(( (busy_after - busy_before) / $(getconf CLK_TCK) ))
+echo "CPU busy during the lanes: $(( 100 * (busy_after - busy_before) / (all_after - all_before) )) % of $(nproc) cores," \
+  "$busy_cpu CPU-s: $own_cpu in the scenarios' own processes, $(( busy_cpu - own_cpu )) in the nodes and the Docker engine"
 if [ -f "$drill_report" ]; then
   echo "drills: seconds from the start of the failing playbook to the failure"
   python3 bench/drills.py --report-only

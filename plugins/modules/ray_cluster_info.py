@@ -75,8 +75,8 @@ options:
   fail_on_problems:
     description:
       - Fail when an expected node is missing or a node lacks a required resource (RV(problems) says which).
-      - With V(false) the module reports the same RV(problems), RV(missing_nodes) and RV(lacking_resources) and succeeds:
-        a reading that decides what to do next (start a worker, or skip a wait the reading already answers).
+      - With V(false) the module reports the same RV(problems), RV(missing_nodes) and RV(lacking_resources) and succeeds,
+        for a reading that decides what to do next (start a worker, or skip a wait the reading already answers).
     type: bool
     default: true
   output:
