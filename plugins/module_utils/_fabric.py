@@ -235,12 +235,16 @@ def gid_ipv4(gid: str) -> str | None:
     return str(mapped) if mapped is not None else None
 
 
-def roce_v2_ipv4_gid(gids: tuple[GidRead, ...] | list[GidRead]) -> GidRead | None:
-    """The lowest-index entry whose type is RoCE v2 and whose GID is IPv4-mapped, as NCCL wants it."""
-    for entry in sorted(gids, key=lambda gid: gid.index):
-        if entry.gid_type == ROCE_V2 and gid_ipv4(entry.gid) is not None:
-            return entry
-    return None
+def roce_v2_ipv4_gids(gids: tuple[GidRead, ...] | list[GidRead]) -> list[dict]:
+    """Every entry of type RoCE v2 holding an IPv4-mapped GID, as {index, address}, by index: NCCL's candidates.
+
+    An address has its own entry, and indices drift as addresses come and go: a reader picks by address.
+    """
+    return [
+        {"index": entry.index, "address": gid_ipv4(entry.gid)}
+        for entry in sorted(gids, key=lambda gid: gid.index)
+        if entry.gid_type == ROCE_V2 and gid_ipv4(entry.gid) is not None
+    ]
 
 
 def find_twins(pci_addresses: dict[str, str | None]) -> dict[str, str]:
@@ -304,7 +308,6 @@ def _pci_sort_key(hca: HcaRead) -> tuple:
 def hca_facts(hca: HcaRead, port: PortRead, netdevs: dict[str, NetdevRead], twins: dict[str, str]) -> dict:
     netdev_name = _netdev_of(hca, port)
     netdev = netdevs.get(netdev_name) if netdev_name else None
-    gid = roce_v2_ipv4_gid(port.gids)
     address = parse_pci_address(hca.pci_address)
     return {
         "name": hca.name,
@@ -317,8 +320,7 @@ def hca_facts(hca: HcaRead, port: PortRead, netdevs: dict[str, NetdevRead], twin
         "rate_gbps": parse_rate_gbps(port.rate),
         "mtu": _int(netdev.mtu, f"{netdev.name} mtu") if netdev is not None else None,
         "operstate": netdev.operstate if netdev is not None else None,
-        "roce_v2_ipv4_gid_index": gid.index if gid is not None else None,
-        "roce_v2_ipv4_address": gid_ipv4(gid.gid) if gid is not None else None,
+        "roce_v2_ipv4_gids": roce_v2_ipv4_gids(port.gids),
         "twin": twins.get(hca.name),
         "physical_port": address.function if address is not None else None,
     }

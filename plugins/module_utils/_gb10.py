@@ -133,7 +133,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
         match = _MEMINFO_LINE.match(line)
         if match:
             values[match.group("key")] = int(match.group("value"))
-    for required in ("MemTotal", "MemAvailable"):
+    for required in ("MemTotal", "MemFree", "MemAvailable", "Cached"):
         if required not in values:
             raise Gb10ParseError(f"/proc/meminfo has no {required} line")
     return values

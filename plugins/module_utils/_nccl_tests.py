@@ -18,11 +18,12 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_net import NcclNet, append_unique
+
 # Two Sparks over one 200 GbE cable: 175 Gb/s busbw, NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW.
 SPARK_PAIR_MIN_BUSBW_GBPS = 21.875
 
 _NOT_AVAILABLE = {"N/A", "n/a", "-"}
-_CAPPED = 20
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
 _VERSION = re.compile(
     r"^#\s*nccl-tests version\s+(?P<version>\S+)(?:\s+\((?P<commit>[0-9a-f]+)\))?(?:\s+nccl-headers=\d+)?(?:\s+nccl-library=(?P<library>\d+))?"
@@ -40,15 +41,6 @@ _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<verdict>\w+)?")
 _ROW_START = re.compile(r"^\d+\s+\S")
 _NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\S+)")
-_IB_USING = re.compile(r"NET/IB\s*:\s*Using\s+(?P<rest>.*)$")
-_IB_PORT = re.compile(r"\[\d+\](?P<device>[^\s:\[\]]+):(?P<port>\d+)/(?P<link>\w+)")
-_OOB = re.compile(r"\bOOB\s+(?P<interface>[^\s:]+):(?P<address>[^\s<]+)")
-_SOCKET_USING = re.compile(r"NET/Socket\s*:\s*Using\s+(?P<rest>\[.*)$")
-_SOCKET_IFACE = re.compile(r"\[\d+\](?P<interface>[^\s:\[\]]+):(?P<address>[^\s<]+)")
-_IB_NO_DEVICE = re.compile(r"NET/IB\s*:\s*No device found")
-_NETWORK = re.compile(r"\bUsing network (?P<network>.+?)\s*$")
-_VIA_NET = re.compile(r"\bvia (?P<transport>NET/[^/\n]+?)/\d")
-_VIA_OTHER = re.compile(r"\bvia (?P<transport>[A-Za-z0-9]+)")
 _WARN = re.compile(r"\bNCCL WARN\b")
 _ERROR_LINE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b|\b(?:NCCL|CUDA) failure\b|\bmpirun noticed that\b|\bssh: connect to host\b|\bORTE was unable\b")
 
@@ -204,27 +196,6 @@ def _row(table: _Table, cells: list[str], line: str) -> Row:
     )
 
 
-def _append_unique(items: list, item: object, cap: int = _CAPPED) -> None:
-    if item not in items and len(items) < cap:
-        items.append(item)
-
-
-def _transport(net_channels: list[str], other_channels: list[str], networks: list[str], hcas: list[dict], sockets: list[dict]) -> str | None:
-    """The transport NCCL used between nodes: channel lines first, then what it said it selected."""
-    if net_channels:
-        return "NET/Socket" if "NET/Socket" in net_channels else net_channels[0]
-    if other_channels:
-        # Channels were printed and none crossed a node: the run was intra-node only.
-        return None
-    if networks:
-        return "NET/Socket" if "Socket" in networks else f"NET/{networks[0]}"
-    if hcas:
-        return "NET/IB"
-    if sockets:
-        return "NET/Socket"
-    return None
-
-
 @dataclass
 class _Seen:
     """What the parser has read so far, line by line."""
@@ -234,45 +205,18 @@ class _Seen:
     rows: list[Row] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
     table: _Table | None = None
-    networks: list[str] = field(default_factory=list)
-    hcas: list[dict] = field(default_factory=list)
-    oob: list[dict] = field(default_factory=list)
-    sockets: list[dict] = field(default_factory=list)
-    net_channels: list[str] = field(default_factory=list)
-    other_channels: list[str] = field(default_factory=list)
+    net: NcclNet = field(default_factory=NcclNet)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    ib_no_device: bool = False
 
     def nccl_line(self, line: str) -> None:
         """Read what NCCL itself printed: its version, warnings, network and channel transports."""
         if _WARN.search(line):
-            _append_unique(self.warnings, line)
+            append_unique(self.warnings, line)
         match = _NCCL_VERSION.search(line)
         if match and "nccl_version" not in self.facts:
             self.facts["nccl_version"] = match.group("version")
-        match = _IB_USING.search(line)
-        if match:
-            for port in _IB_PORT.finditer(match.group("rest")):
-                _append_unique(self.hcas, {"device": port.group("device"), "port": int(port.group("port")), "link_layer": port.group("link")})
-            for iface in _OOB.finditer(match.group("rest")):
-                _append_unique(self.oob, {"interface": iface.group("interface"), "address": iface.group("address")})
-        match = _SOCKET_USING.search(line)
-        if match:
-            for iface in _SOCKET_IFACE.finditer(match.group("rest")):
-                _append_unique(self.sockets, {"interface": iface.group("interface"), "address": iface.group("address")})
-        if _IB_NO_DEVICE.search(line):
-            self.ib_no_device = True
-        match = _NETWORK.search(line)
-        if match:
-            _append_unique(self.networks, match.group("network"))
-        match = _VIA_NET.search(line)
-        if match:
-            _append_unique(self.net_channels, match.group("transport"))
-        elif " via " in line:
-            match = _VIA_OTHER.search(line)
-            if match:
-                _append_unique(self.other_channels, match.group("transport"))
+        self.net.read(line)
 
     def table_line(self, line: str) -> None:
         """Read a line of nccl-tests' own that is not NCCL's: header, parameters, devices, rows, summary."""
@@ -297,7 +241,7 @@ class _Seen:
             if self.table is not None and len(cells) == len(self.table.columns):
                 self.rows.append(_row(self.table, cells, line))
             else:
-                _append_unique(self.unparsed, line, cap=10)
+                append_unique(self.unparsed, line, cap=10)
 
 
 def parse_nccl_tests(text: str) -> NcclTestsResult:
@@ -310,7 +254,7 @@ def parse_nccl_tests(text: str) -> NcclTestsResult:
         if "NCCL" in line or "Using network" in line or " via " in line:
             seen.nccl_line(line)
         if _ERROR_LINE.search(line):
-            _append_unique(seen.errors, line)
+            append_unique(seen.errors, line)
         seen.table_line(line)
     return _result(seen)
 
@@ -387,8 +331,9 @@ def _result(seen: _Seen) -> NcclTestsResult:
     error = [half.error for half in halves if half.error is not None]
     hosts: list[str] = []
     for device in seen.devices:
-        _append_unique(hosts, device.host, cap=len(seen.devices))
-    transport = _transport(seen.net_channels, seen.other_channels, seen.networks, seen.hcas, seen.sockets)
+        append_unique(hosts, device.host, cap=len(seen.devices))
+    net = seen.net
+    transport = net.transport()
     return NcclTestsResult(
         test=facts.get("test"),
         concluded=facts.get("concluded", False),
@@ -412,12 +357,12 @@ def _result(seen: _Seen) -> NcclTestsResult:
         max_error=max(error) if error else None,
         transport=transport,
         socket_fallback=transport == "NET/Socket",
-        networks=seen.networks,
-        ib_hcas=seen.hcas,
-        ib_no_device=seen.ib_no_device,
-        oob_interfaces=seen.oob,
-        socket_interfaces=seen.sockets,
-        channel_transports=sorted(seen.net_channels + seen.other_channels),
+        networks=net.networks,
+        ib_hcas=net.hcas,
+        ib_no_device=net.ib_no_device,
+        oob_interfaces=net.oob,
+        socket_interfaces=net.sockets,
+        channel_transports=sorted(net.net_channels + net.other_channels),
         nccl_warnings=seen.warnings,
         error_lines=seen.errors,
     )

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_net import NcclNet
+
 STAGES = (
     "starting",
     "args_parsed",
@@ -163,6 +165,8 @@ class _Start:
     from_args: dict[str, Any] = field(default_factory=dict)
     # Stopped by a signal: the exceptions its shutdown raises (EngineDeadError) are not failures.
     stopping: bool = False
+    # What NCCL_DEBUG=INFO lines said about the network between the nodes.
+    nccl_net: NcclNet = field(default_factory=NcclNet)
 
 
 def _indented_line_says_something(line: str) -> bool:
@@ -644,8 +648,14 @@ class VllmLogScanner:
             match = _NCCL_BANNER.search(message)
             if match:
                 self._set("nccl_version", match.group(1))
-            if "via NET/Socket" in message:
-                self._warn("nccl_socket_transport")
+            net = self._start.nccl_net
+            net.read(message)
+            # Only a channel between nodes says how data crosses them: one node also names a network it never uses.
+            transport = net.channel_transport()
+            if transport is not None:
+                self._set("nccl_transport", transport)
+                if transport == "NET/Socket":
+                    self._warn("nccl_socket_transport")
             if "NCCL WARN " in message and _classify(message) == "nccl_error":
                 self._fail("nccl_error", message, _hint("nccl_error", message, self._start))
 
@@ -729,6 +739,7 @@ class VllmLogScanner:
             "max_concurrency": facts.get("max_concurrency"),
             "model_weights_gib": facts.get("model_weights_gib"),
             "nccl_version": facts.get("nccl_version"),
+            "nccl_transport": facts.get("nccl_transport"),
             "world_size": world_size,
             "stage": stage,
             "outcome": outcome,

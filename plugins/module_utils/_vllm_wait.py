@@ -33,7 +33,19 @@ EXPECTABLE = (
     "attention_backend",
     "moe_backend",
     "engine",
+    "nccl_transport",
 )
+
+# What to do when the log contradicts a fact whose cause is not the spec itself.
+MISMATCH_FIXES = {
+    "nccl_transport": (
+        "NCCL carries the tensors over TCP sockets, not RoCE: a fraction of the ConnectX-7's bandwidth. Give the containers "
+        "the RDMA devices, unlimited memlock and IPC_LOCK (vllm_serve_rdma and ray_cluster_rdma, on by default when "
+        "nccl_network found RoCE HCAs), check that NCCL_IB_HCA names the cabled port's HCAs (ibdev2netdev) and that the "
+        "image has the RDMA user-space libraries (libibverbs, libmlx5); the rank's log says why NCCL left NET/IB "
+        "(NET/IB : No device found, Failed to open libibverbs)."
+    ),
+}
 _ALIVE = {"created", "running", "restarting"}
 
 
@@ -71,14 +83,18 @@ def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None
         if not scanner.said(key) and facts.get(key) is None:
             continue
         got = facts.get(key)
-        if isinstance(wanted, str) and isinstance(got, str):
+        if key == "nccl_transport" and isinstance(wanted, str) and isinstance(got, str):
+            # NCCL's RDMA plugin (HPC-X's, in NGC images on Sparks) names the same verbs transport NET/IBext_v10.
+            agree = got.startswith(wanted)
+        elif isinstance(wanted, str) and isinstance(got, str):
             agree = wanted.lower() == got.lower()
         elif wanted is None or got is None:
             agree = wanted == got
         else:
             agree = str(wanted) == str(got)
         if not agree:
-            return f"the log says {key}={got!r}, the gate expects {key}={wanted!r}"
+            fix = f" {MISMATCH_FIXES[key]}" if key in MISMATCH_FIXES else ""
+            return f"the log says {key}={got!r}, the gate expects {key}={wanted!r}.{fix}"
     return None
 
 
@@ -171,7 +187,7 @@ def wait_for_vllm(
             )
         mismatch = gate_mismatch(expect, scanner)
         if mismatch:
-            return result(False, "gate", f"vLLM gate: {mismatch}. Stop: this is not the deployment that was asked for.")
+            return result(False, "gate", f"vLLM gate: {mismatch} Stop: this is not the deployment that was asked for.")
         if scanner.stage_index() >= target:
             if probe is None:
                 return result(True, None, f"vLLM reached {STAGES[scanner.stage_index()]}")

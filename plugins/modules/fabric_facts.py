@@ -68,7 +68,7 @@ EXAMPLES = r"""
   ansible.builtin.assert:
     that:
       - __fabric_up | length == 2
-      - __fabric_up | map(attribute='roce_v2_ipv4_gid_index') | select('none') | list | length == 0
+      - __fabric_up | rejectattr('roce_v2_ipv4_gids') | list | length == 0
     fail_msg: "expected two ACTIVE twin HCAs with a RoCE v2 IPv4 GID, found {{ __fabric_up | map(attribute='name') | list }}"
   vars:
     __fabric_up: "{{ ansible_facts['sparkinfer_fabric']['hcas'] | selectattr('state', 'eq', 'ACTIVE') | list }}"
@@ -113,12 +113,16 @@ ansible_facts:
             rate_gbps: {description: The port rate in Gb/s., type: float, returned: always, sample: 200.0}
             mtu: {description: The MTU of the netdev., type: int, returned: always, sample: 9000}
             operstate: {description: The operstate of the netdev., type: str, returned: always, sample: up}
-            roce_v2_ipv4_gid_index:
-              description: The lowest GID index of type RoCE v2 holding an IPv4-mapped GID (the value for C(NCCL_IB_GID_INDEX)).
-              type: int
+            roce_v2_ipv4_gids:
+              description:
+                - Every GID table entry of type RoCE v2 holding an IPv4-mapped GID, by index, as C(index) and C(address)
+                  (NCCL's candidates for C(NCCL_IB_GID_INDEX)); empty when the netdev has no IPv4 address or the port is down.
+                - Each address has its own entry, and the indices drift as addresses come and go (3 to 4 within 30 minutes
+                  on a Spark), so pick the entry by address, never by position.
+              type: list
+              elements: dict
               returned: always
-              sample: 3
-            roce_v2_ipv4_address: {description: The IPv4 address of that GID., type: str, returned: always, sample: 192.168.100.10}
+              sample: [{index: 3, address: 192.168.100.10}]
             twin: {description: The other HCA of the same physical port., type: str, returned: always, sample: roceP2p1s0f1}
             physical_port: {description: The physical port of the adapter (the PCI function number)., type: int, returned: always, sample: 1}
           sample:
@@ -132,8 +136,7 @@ ansible_facts:
               rate_gbps: 200.0
               mtu: 9000
               operstate: up
-              roce_v2_ipv4_gid_index: 3
-              roce_v2_ipv4_address: 192.168.100.10
+              roce_v2_ipv4_gids: [{index: 3, address: 192.168.100.10}]
               twin: roceP2p1s0f1
               physical_port: 1
         twins:

@@ -154,6 +154,19 @@ ansible_facts:
           type: int
           returned: always
           sample: 119040000
+        memory_free_kib:
+          description:
+            - C(MemFree) from C(/proc/meminfo), in KiB. On GB10 vLLM's start-up check sees free, not available, memory
+              (vllm-project/vllm#48140), so a page cache full from a model copy or C(docker load) counts against it
+              until it is dropped.
+          type: int
+          returned: always
+          sample: 98214000
+        memory_cached_kib:
+          description: C(Cached) from C(/proc/meminfo) (the page cache), in KiB.
+          type: int
+          returned: always
+          sample: 20310000
         architecture:
           description: The host's CPU architecture as C(uname -m) prints it.
           type: str
@@ -320,7 +333,12 @@ class Gb10Facts:
             self.module.fail_json(msg=f"cannot read {path}: {exc}")
         except Gb10ParseError as exc:
             self.module.fail_json(msg=f"cannot read the memory figures of {path}: {exc}")
-        return {"memory_total_kib": meminfo["MemTotal"], "memory_available_kib": meminfo["MemAvailable"]}
+        return {
+            "memory_total_kib": meminfo["MemTotal"],
+            "memory_available_kib": meminfo["MemAvailable"],
+            "memory_free_kib": meminfo["MemFree"],
+            "memory_cached_kib": meminfo["Cached"],
+        }
 
     def docker_facts(self) -> dict:
         facts: dict = {

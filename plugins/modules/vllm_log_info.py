@@ -67,6 +67,13 @@ vllm_log:
     max_concurrency: {description: "Requests of max_model_len the KV cache holds at once.", type: float, returned: always, sample: 1.89}
     model_weights_gib: {description: Memory the weights took on this rank., type: float, returned: always, sample: 36.73}
     nccl_version: {description: The NCCL version vLLM uses., type: str, returned: always, sample: 2.27.5}
+    nccl_transport:
+      description:
+        - The transport NCCL carries data between nodes with, from the first of its C(NCCL_DEBUG=INFO) channel lines that
+          crosses a node (C(via NET/IB/0)), such as C(NET/IB), C(NET/IBext_v10) or C(NET/Socket); null before one.
+      type: str
+      returned: always
+      sample: NET/IB
     world_size: {description: Ranks in the distributed group., type: int, returned: always, sample: 2}
     stage:
       description: The last start-up stage reached.

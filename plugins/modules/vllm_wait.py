@@ -44,7 +44,9 @@ options:
     description:
       - Facts vLLM must show, checked as soon as the log states each one; the first contradiction fails.
       - Keys among C(architecture), C(quantization) (null for none), C(dtype), C(max_model_len),
-        C(tensor_parallel_size), C(pipeline_parallel_size), C(attention_backend), C(moe_backend), C(engine).
+        C(tensor_parallel_size), C(pipeline_parallel_size), C(attention_backend), C(moe_backend), C(engine),
+        C(nccl_transport) (such as C(NET/IB), which NCCL's RDMA plugin transport C(NET/IBext_v10) also meets; known only
+        from C(NCCL_DEBUG=INFO) lines, and a contradiction names the fix).
     type: dict
     default: {}
   given_env:

@@ -83,9 +83,17 @@ def test_module_documents_itself(module):
 @pytest.mark.parametrize("filter_file", FILTERS, ids=lambda path: path.stem)
 def test_filter_has_sidecar_docs(filter_file):
     tree = ast.parse(filter_file.read_text(encoding="utf-8"))
+    # The names FilterModule.filters() returns.
+    filters = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "filters"]
     names = [
-        key.value for node in ast.walk(tree) if isinstance(node, ast.Dict) for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        key.value
+        for function in filters
+        for node in ast.walk(function)
+        if isinstance(node, ast.Dict)
+        for key in node.keys
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
     ]
+    assert names, f"{filter_file.name}: FilterModule.filters() returns no filter"
     for name in names:
         assert (filter_file.parent / f"{name}.yml").is_file(), f"filter {name} has no sidecar {name}.yml"
 

@@ -27,6 +27,8 @@ GCS = f"{FABRIC_IP[HEAD]}:6379"
 CONTAINER = "sparkinfer-ray"
 IMAGE = "sparkinfer-lab-vllm:latest"
 ENV_FILE = "/etc/sparkinfer/nccl.env"
+MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
+RDMA_DIR = "/dev/infiniband"
 RAYLET = "/core/src/ray/raylet/raylet "
 OUTPUTS_PLAYBOOK = Path(__file__).resolve().parents[1] / "outputs.yml"
 # The role's pinned Ray ports (defaults/main.yml): GCS, node manager, object manager, dashboard agent gRPC, runtime
@@ -115,7 +117,9 @@ def test_each_container_runs_ray_bound_to_its_fabric_address(name):
     assert host_config["RestartPolicy"]["Name"] == "unless-stopped"
     assert host_config["Init"] is True
     assert not host_config.get("DeviceRequests")
-    assert "/opt/sparkinfer/models:/opt/sparkinfer/models:ro" in host_config["Binds"]
+    # No RoCE HCA in the lab (nccl_network's transport is socket): no RDMA device, memlock limit or IPC_LOCK.
+    assert not (host_config.get("Devices") or host_config.get("Ulimits") or host_config.get("CapAdd"))
+    assert f"{MODEL}:{MODEL}:ro" in host_config["Binds"]
     assert config["Image"] == IMAGE
     assert config["Entrypoint"] == ["ray"]
     args = config["Cmd"]
@@ -442,12 +446,15 @@ def run_outputs(tmp_path: Path, extra_vars: dict) -> tuple[int, str, dict[str, d
     return code, output, saved
 
 
-def test_a_new_head_and_a_new_token_restart_every_container_the_old_token_is_refused_and_the_dashboard_is_on_loopback_only(tmp_path):
-    # One run changes both (each restarts every Ray container): the head's command (the dashboard on) and Ray's token.
+def test_a_new_head_token_and_rdma_restart_every_container_the_old_token_is_refused_and_the_dashboard_is_on_loopback_only(tmp_path):
+    # One run changes all three (each restarts every Ray container): the head's command (the dashboard on), Ray's token,
+    # and RDMA for NCCL, with the lab's stand-in for a ConnectX-7's RDMA devices (the uverbs character device, major 231).
     old = TOKEN_KEPT.read_text(encoding="utf-8").strip()
     new = "rotated-" + old[:32]
+    for name in (HEAD, WORKER):
+        node(name).check_output(f"mkdir -p {RDMA_DIR} && mknod {RDMA_DIR}/uverbs0 c 231 192")
     try:
-        code, output, saved = run_outputs(tmp_path, {"ray_cluster_dashboard_enabled": True, "ray_cluster_auth_token": new})
+        code, output, saved = run_outputs(tmp_path, {"ray_cluster_dashboard_enabled": True, "ray_cluster_auth_token": new, "ray_cluster_rdma": True})
         assert code == 0, output[-3000:]
         # On each node the token file, then the container: a new head, so a new session, and the worker restarted to
         # join it, both reading the new token at start.
@@ -456,6 +463,11 @@ def test_a_new_head_and_a_new_token_restart_every_container_the_old_token_is_ref
         assert_cluster_whole()
         for name in (HEAD, WORKER):
             assert node(name).file(TOKEN_PATH).content_string == new
+            host_config = json.loads(node(name).check_output(f"docker inspect --format '{{{{json .HostConfig}}}}' {CONTAINER}"))
+            assert host_config["Devices"] == [{"PathOnHost": RDMA_DIR, "PathInContainer": RDMA_DIR, "CgroupPermissions": "rwm"}]
+            # The lab machine's locked-memory limit stands for a real host's unlimited one (molecule.yml).
+            assert host_config["Ulimits"] == [{"Name": "memlock", "Soft": 8388608, "Hard": 8388608}]
+            assert host_config["CapAdd"] == ["IPC_LOCK"]
         refused = ray_status_from_worker_as({"RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": old})
         assert REFUSED in refused.stderr, refused.stderr[-2000:]
         dashboard = [socket[0] for socket in listeners(HEAD) if socket[0].endswith(":8265")]
@@ -474,13 +486,17 @@ def test_a_new_head_and_a_new_token_restart_every_container_the_old_token_is_ref
             assert facts["head_ip"] == FABRIC_IP[HEAD]
             assert facts["totals"]["GPU"] == 2.0
     finally:
-        # Back to the dashboard off and the token kept on the admin box: the same two changes on each node.
+        # Back to the dashboard and RDMA off and the token kept on the admin box: the same two changes on each node.
         code, output = run_role(SCENARIO, {})
         assert code == 0, output[-3000:]
         assert (changed(output, HEAD), changed(output, WORKER)) == (2, 2)
+        for name in (HEAD, WORKER):
+            node(name).run(f"rm -rf {RDMA_DIR}")
     assert_cluster_whole()
     for name in (HEAD, WORKER):
         assert node(name).file(TOKEN_PATH).content_string == old
+        host_config = json.loads(node(name).check_output(f"docker inspect --format '{{{{json .HostConfig}}}}' {CONTAINER}"))
+        assert not (host_config.get("Devices") or host_config.get("CapAdd"))
 
 
 @pytest.mark.parametrize(
@@ -502,7 +518,16 @@ def test_a_new_head_and_a_new_token_restart_every_container_the_old_token_is_ref
             "outside the workers' range ray_cluster_min_worker_port 10002 to ray_cluster_max_worker_port 44300 (which holds 44217, 44227)",
         ),
         ({"ray_cluster_firewall_enabled": "sometimes"}, "argument 'ray_cluster_firewall_enabled' is of type str and we were unable to convert to bool"),
-        ({"ray_cluster_env_file": "/etc/sparkinfer/missing.env"}, "does not exist on ray-spark-1: run the nccl_network role first"),
+        (
+            {"ray_cluster_env_file": "/etc/sparkinfer/missing.env", "ray_cluster_model": "/opt/sparkinfer/models/elsewhere", "ray_cluster_rdma": True},
+            "/etc/sparkinfer/missing.env, /opt/sparkinfer/models/elsewhere, /dev/infiniband not found on ray-spark-1. The environment "
+            "file (ray_cluster_env_file) is written by the nccl_network role: run it first (playbooks/network.yml); it holds the NCCL, "
+            "Gloo and Ray environment the Ray containers read. vLLM's Ray workers load the model (ray_cluster_model) from the path "
+            "the head serves: run the vllm_image role (playbooks/image.yml), which copies it to every node, or set ray_cluster_model "
+            "to where it is. NCCL in the Ray workers uses RoCE only through the RDMA devices (ray_cluster_rdma_devices): load the "
+            "ConnectX-7's RDMA drivers",
+        ),
+        ({"ray_cluster_model": "/opt/models/a:b"}, '"/opt/models/a:b" (ray_cluster_model, ray_cluster_rdma_devices): give absolute paths'),
         ({"ray_cluster_auth_token": "two words"}, "ray_cluster_auth_token holds a space, a line break or a character outside printable ASCII"),
         (
             {"ray_cluster_auth_token_path": "/etc/sparkinfer/a:/etc/b"},

@@ -28,6 +28,7 @@ KEY_FILE = Path.home() / ".config" / "sparkinfer" / "serve-spark-1-vllm-api-key"
 RENDEZVOUS_PORT = 29501
 CHAIN = "SPARKINFER-VLLM"
 COMMENT = "sparkinfer.cluster vllm_serve - mp rendezvous, cluster nodes only"
+RDMA_DIR = "/dev/infiniband"
 JUMP = f'-A INPUT -p tcp -m multiport --dports {RENDEZVOUS_PORT} -m comment --comment "{COMMENT}" -j {CHAIN}'
 
 
@@ -260,6 +261,7 @@ def drill_container():
         ),
         ({"vllm_serve_env_profile": "sagemaker"}, "vllm_serve_api_guard_enabled (the API key on every route) needs vLLM's command line", False, 120),
         ({"vllm_serve_api_open_paths": ["/health", "/x;y"]}, 'vllm_serve_api_open_paths is ["/health", "/x;y"]; give absolute URL paths', False, 120),
+        ({"vllm_serve_rdma": True}, '"/dev/infiniband" (vllm_serve_rdma_devices) not found on serve-spark-1', False, 120),
         (
             {"vllm_serve_cache_dirs": {"torch": "/opt/torch"}},
             "vllm_serve_cache_dirs names the unknown caches torch; allowed are flashinfer, huggingface, triton, vllm",
@@ -276,6 +278,7 @@ def drill_container():
         "tls-missing",
         "guard-env-profile",
         "open-path",
+        "rdma-without-devices",
         "unknown-cache",
     ],
 )
@@ -298,9 +301,16 @@ def test_the_role_refuses_what_cannot_serve_and_says_why(drill_container, overri
     assert_rendezvous_guarded(head)
 
 
-def test_tls_serves_https_that_the_role_verifies_and_no_plain_http(drill_container):
+def drop_results(output: str) -> list[str]:
+    """What each node did at the page-cache drop of a run: changed, skipping, ..."""
+    return re.findall(r"TASK \[sparkinfer\.cluster\.vllm_serve : Launch \| Drop the page cache before the ranks start\] \*+ (\w+): ", output)
+
+
+def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_rerun_starts_and_drops_nothing(drill_container):
     head, follower = node("serve-spark-1"), node("serve-spark-2")
     tls = "/etc/sparkinfer/drill-tls"
+    # The lab's stand-in for a ConnectX-7's RDMA devices: the uverbs character device (major 231) in the head's /dev.
+    head.check_output(f"mkdir -p {RDMA_DIR} && mknod {RDMA_DIR}/uverbs0 c 231 192")
     # A self-signed certificate that names the head's fabric address: its own CA.
     head.check_output(
         f"mkdir -p {tls} && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=serve-spark-1 "
@@ -308,14 +318,24 @@ def test_tls_serves_https_that_the_role_verifies_and_no_plain_http(drill_contain
     )
     try:
         tls_vars = {"vllm_serve_tls_certfile": f"{tls}/cert.pem", "vllm_serve_tls_keyfile": f"{tls}/key.pem", "vllm_serve_tls_ca_file": f"{tls}/cert.pem"}
-        code, output = run_role(SCENARIO, single_node_override(**tls_vars), limit="serve-spark-1")
+        override = single_node_override(**tls_vars, vllm_serve_rdma=True, vllm_serve_drop_page_cache=True)
+        code, output = run_role(SCENARIO, override, limit="serve-spark-1")
         # The gate's readiness probe and the smoke test went over HTTPS, verifying the certificate.
         assert code == 0, output[-3000:]
+        # The rank was about to start: its node dropped the page cache first.
+        assert drop_results(output) == ["changed"], output[-3000:]
         record = json.loads(head.file(f"/etc/sparkinfer/{drill_container}.json").content_string)
         assert record["endpoint"] == f"https://{HEAD_IP}:8011/v1"
         args = json.loads(head.check_output(f"docker inspect --format '{{{{json .Args}}}}' {drill_container}"))
         assert args[args.index("--ssl-certfile") + 1] == "/run/sparkinfer/tls/cert.pem"
         assert args[args.index("--ssl-keyfile") + 1] == "/run/sparkinfer/tls/key.pem"
+        # What NCCL needs to use RoCE from the container, and the device in it.
+        host_config = json.loads(head.check_output(f"docker inspect --format '{{{{json .HostConfig}}}}' {drill_container}"))
+        assert host_config["Devices"] == [{"PathOnHost": RDMA_DIR, "PathInContainer": RDMA_DIR, "CgroupPermissions": "rwm"}]
+        # The lab machine's locked-memory limit stands for a real host's unlimited one (molecule.yml).
+        assert host_config["Ulimits"] == [{"Name": "memlock", "Soft": 8388608, "Hard": 8388608}]
+        assert host_config["CapAdd"] == ["IPC_LOCK"]
+        assert head.check_output(f"docker exec {drill_container} stat -c %t:%T {RDMA_DIR}/uverbs0") == "e7:c0"
         # A client on the fabric that trusts the certificate gets the models with the key; plain HTTP gets nothing.
         follower.check_output(f"cat > /tmp/drill-ca.pem << 'EOF'\n{head.file(f'{tls}/cert.pem').content_string}EOF")
         key = KEY_FILE.read_text(encoding="utf-8").split()[0]
@@ -323,8 +343,13 @@ def test_tls_serves_https_that_the_role_verifies_and_no_plain_http(drill_contain
         assert status == 200, answer
         plain = f"import urllib.request; urllib.request.urlopen('http://{HEAD_IP}:8011/health', timeout=10)"
         assert follower.run(f"python3 -c {shlex.quote(plain)}").rc != 0
+        # The same run again starts nothing, so it drops nothing and changes nothing.
+        code, output = run_role(SCENARIO, override, limit="serve-spark-1")
+        assert code == 0, output[-3000:]
+        assert drop_results(output) == ["skipping"], output[-3000:]
+        assert re.search(r"serve-spark-1 *: ok=\d+ +changed=0 ", output), output[-3000:]
     finally:
-        head.run(f"rm -rf {tls}")
+        head.run(f"rm -rf {tls} {RDMA_DIR}")
         follower.run("rm -f /tmp/drill-ca.pem")
 
 

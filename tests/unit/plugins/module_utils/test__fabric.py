@@ -32,7 +32,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import 
     parse_numbered,
     parse_pci_address,
     parse_rate_gbps,
-    roce_v2_ipv4_gid,
+    roce_v2_ipv4_gids,
     twin_pairs,
 )
 
@@ -253,8 +253,7 @@ def test_spark_with_port_1_up(tmp_path):
             "rate_gbps": 100.0,
             "mtu": 1500,
             "operstate": "down",
-            "roce_v2_ipv4_gid_index": None,
-            "roce_v2_ipv4_address": None,
+            "roce_v2_ipv4_gids": [],
             "twin": "roceP2p1s0f0",
             "physical_port": 0,
         },
@@ -269,8 +268,7 @@ def test_spark_with_port_1_up(tmp_path):
             "rate_gbps": 200.0,
             "mtu": 9000,
             "operstate": "up",
-            "roce_v2_ipv4_gid_index": 3,
-            "roce_v2_ipv4_address": "192.168.100.10",
+            "roce_v2_ipv4_gids": [{"index": 3, "address": "192.168.100.10"}],
             "twin": "roceP2p1s0f1",
             "physical_port": 1,
         },
@@ -285,8 +283,7 @@ def test_spark_with_port_1_up(tmp_path):
             "rate_gbps": 100.0,
             "mtu": 1500,
             "operstate": "down",
-            "roce_v2_ipv4_gid_index": None,
-            "roce_v2_ipv4_address": None,
+            "roce_v2_ipv4_gids": [],
             "twin": "rocep1s0f0",
             "physical_port": 0,
         },
@@ -301,8 +298,7 @@ def test_spark_with_port_1_up(tmp_path):
             "rate_gbps": 200.0,
             "mtu": 9000,
             "operstate": "up",
-            "roce_v2_ipv4_gid_index": 3,
-            "roce_v2_ipv4_address": "192.168.101.10",
+            "roce_v2_ipv4_gids": [{"index": 3, "address": "192.168.101.10"}],
             "twin": "rocep1s0f1",
             "physical_port": 1,
         },
@@ -319,9 +315,9 @@ def test_spark_with_port_1_up(tmp_path):
 
 def test_gid_index_read_live_after_drift(tmp_path):
     hcas = by_name(facts_of(tmp_path, SPARK_GID_DRIFT))
-    assert (hcas["rocep1s0f1"]["roce_v2_ipv4_gid_index"], hcas["rocep1s0f1"]["roce_v2_ipv4_address"]) == (3, "192.168.100.10")
+    assert hcas["rocep1s0f1"]["roce_v2_ipv4_gids"] == [{"index": 3, "address": "192.168.100.10"}]
     # 4 holds the IPv4 GID as RoCE v1 and 1 a RoCE v2 link-local GID: neither is the one NCCL needs.
-    assert (hcas["roceP2p1s0f1"]["roce_v2_ipv4_gid_index"], hcas["roceP2p1s0f1"]["roce_v2_ipv4_address"]) == (5, "192.168.101.10")
+    assert hcas["roceP2p1s0f1"]["roce_v2_ipv4_gids"] == [{"index": 5, "address": "192.168.101.10"}]
 
 
 def test_mtu_1500_on_one_twin(tmp_path):
@@ -342,10 +338,10 @@ def test_no_rdma_host(tmp_path):
 def test_unreadable_gid_attributes(tmp_path):
     hcas = by_name(facts_of(tmp_path, SPARK_UNREADABLE_GID_ATTRS))
     # A GID whose type cannot be read is never taken for RoCE v2.
-    assert hcas["rocep1s0f1"]["roce_v2_ipv4_gid_index"] is None
+    assert hcas["rocep1s0f1"]["roce_v2_ipv4_gids"] == []
     assert hcas["rocep1s0f1"]["netdev"] == "enp1s0f1np1"
     # The type is what decides; without ndevs the netdev still comes from the PCI function.
-    assert (hcas["roceP2p1s0f1"]["roce_v2_ipv4_gid_index"], hcas["roceP2p1s0f1"]["netdev"]) == (3, "enP2p1s0f1np1")
+    assert (hcas["roceP2p1s0f1"]["roce_v2_ipv4_gids"], hcas["roceP2p1s0f1"]["netdev"]) == ([{"index": 3, "address": "192.168.101.10"}], "enP2p1s0f1np1")
 
 
 def test_reader_skips_unused_gids_unread(tmp_path):
@@ -383,7 +379,7 @@ def test_device_without_pci_function(tmp_path):
     }
     (hca,) = facts_of(tmp_path, tree)["hcas"]
     assert (hca["pci_address"], hca["twin"], hca["physical_port"], hca["rate_gbps"]) == (None, None, None, None)
-    assert (hca["netdev"], hca["mtu"], hca["roce_v2_ipv4_gid_index"], hca["roce_v2_ipv4_address"]) == ("eth0", 1400, 0, "10.1.2.3")
+    assert (hca["netdev"], hca["mtu"], hca["roce_v2_ipv4_gids"]) == ("eth0", 1400, [{"index": 0, "address": "10.1.2.3"}])
 
 
 def test_hca_without_gid_table_or_netdev(tmp_path):
@@ -484,17 +480,17 @@ def test_gid_classification(gid, ipv4, zero):
     assert (gid_ipv4(gid), is_zero_gid(gid)) == (ipv4, zero)
 
 
-def test_roce_v2_ipv4_gid_is_the_lowest_v2_ipv4_entry():
+def test_roce_v2_ipv4_gids_are_every_v2_ipv4_entry_by_index():
     gids = [
         GidRead(5, v4_gid("192.168.177.11"), V2, "enp1s0f1np1"),
         GidRead(1, link_local_gid("4c:bb:47:e8:78:2b"), V2, "enp1s0f1np1"),
         GidRead(2, v4_gid("192.168.177.11"), V1, "enp1s0f1np1"),
         GidRead(3, v4_gid("192.168.177.11"), None, None),
-        GidRead(4, v4_gid("192.168.177.11"), V2, None),
+        GidRead(4, v4_gid("192.168.177.12"), V2, None),
     ]
-    assert roce_v2_ipv4_gid(gids) == gids[4]
-    assert roce_v2_ipv4_gid(gids[1:4]) is None
-    assert roce_v2_ipv4_gid([]) is None
+    assert roce_v2_ipv4_gids(gids) == [{"index": 4, "address": "192.168.177.12"}, {"index": 5, "address": "192.168.177.11"}]
+    assert roce_v2_ipv4_gids(gids[1:4]) == []
+    assert roce_v2_ipv4_gids([]) == []
 
 
 def test_link_local_gid_of_a_real_spark_mac():
@@ -535,10 +531,4 @@ def test_facts_from_read_records_without_sysfs():
         netdevs=(NetdevRead("enp1s0f1np1", "9000", "up", "4c:bb:47:e8:78:2b", "200000", "1"),),
     )
     (hca,) = fabric_facts(read)["hcas"]
-    assert (hca["netdev"], hca["mtu"], hca["roce_v2_ipv4_gid_index"], hca["roce_v2_ipv4_address"], hca["twin"]) == (
-        "enp1s0f1np1",
-        9000,
-        3,
-        "192.168.177.11",
-        None,
-    )
+    assert (hca["netdev"], hca["mtu"], hca["roce_v2_ipv4_gids"], hca["twin"]) == ("enp1s0f1np1", 9000, [{"index": 3, "address": "192.168.177.11"}], None)

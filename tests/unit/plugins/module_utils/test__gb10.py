@@ -81,15 +81,16 @@ def test_query_row_with_non_numeric_memory_is_refused():
 
 def test_meminfo_of_a_real_host():
     values = parse_meminfo(fixture("meminfo-debian12-x86_64-lab-host.txt"))
-    assert values["MemTotal"] == 24683584
+    assert (values["MemTotal"], values["MemFree"], values["MemAvailable"], values["Cached"]) == (24683584, 23015436, 24113780, 1068752)
     assert 0 < values["MemAvailable"] <= values["MemTotal"]
     assert "HugePages_Total" in values
 
 
-def test_meminfo_without_memavailable_is_refused():
+@pytest.mark.parametrize("field", ["MemTotal", "MemFree", "MemAvailable", "Cached"])
+def test_meminfo_without_a_figure_the_plan_reads_is_refused(field):
     lines = fixture("meminfo-debian12-x86_64-lab-host.txt").splitlines()
-    with pytest.raises(Gb10ParseError, match="MemAvailable"):
-        parse_meminfo("\n".join(line for line in lines if not line.startswith("MemAvailable")))
+    with pytest.raises(Gb10ParseError, match=f"/proc/meminfo has no {field} line"):
+        parse_meminfo("\n".join(line for line in lines if not line.startswith(f"{field}:")))
 
 
 @pytest.mark.parametrize(("version", "branch"), [("580.95.05", "580"), ("590.44.01", "590"), (None, None), ("", None)])

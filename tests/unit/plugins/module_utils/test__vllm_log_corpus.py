@@ -33,6 +33,7 @@ FACT_KEYS = [
     "max_concurrency",
     "model_weights_gib",
     "nccl_version",
+    "nccl_transport",
     "world_size",
     "stage",
     "outcome",

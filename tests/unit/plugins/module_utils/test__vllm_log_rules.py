@@ -13,20 +13,15 @@ The rules still waiting for a real log that needs them (issue 15), and the two p
 from __future__ import annotations
 
 import ast
-import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils import _vllm_log
 
 from .corpus import LOGS, lines, sidecar, text
+from .rule_breaking import Rule, module_without, rules_of
 
 SOURCE = Path(_vllm_log.__file__)
-NEVER = "\x00no log holds this\x00"
-# A pattern that matches nothing: a lookahead that refuses every position.
-NEVER_PATTERN = r"(?!)"
-
 # Rules no real log of the corpus needs yet (issue 15 §6): each waits for a real log that needs it, or leaves the
 # parser and the docs. The list only shrinks.
 WAITING_FOR_A_LOG_THAT_HOLDS_IT = ["ncclRemoteError"]
@@ -60,60 +55,6 @@ WAITING_FOR_A_LOG_ONLY_IT_READS = [
 EXCUSED = {*WAITING_FOR_A_LOG_THAT_HOLDS_IT, *READ_ONLY_INTO_THE_HINT, *WAITING_FOR_A_LOG_ONLY_IT_READS}
 
 
-class Rule:
-    """One breakable literal of the parser's source: where it is and which logs it can touch."""
-
-    def __init__(self, node: ast.Constant, kind: str) -> None:
-        self.node = node
-        self.kind = kind
-        self.literal = str(node.value)
-
-    @property
-    def name(self) -> str:
-        return f"{self.kind} {self.literal!r} (line {self.node.lineno})"
-
-    def touches(self, log_text: str) -> bool:
-        # A regex may be anchored to a message that prefixes hide in the raw log: it may touch any log.
-        return self.kind == "regex" or self.literal in log_text
-
-    def broken_value(self) -> str:
-        return NEVER_PATTERN if self.kind == "regex" else NEVER
-
-
-def _nodes_outside_hint(tree: ast.Module) -> Iterator[ast.AST]:
-    for top in tree.body:
-        if isinstance(top, ast.FunctionDef) and top.name == "_hint":
-            continue
-        yield from ast.walk(top)
-
-
-def _string(node: ast.AST | None) -> ast.Constant | None:
-    return node if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else None
-
-
-def rules_of(tree: ast.Module) -> list[Rule]:
-    found = []
-    for node in _nodes_outside_hint(tree):
-        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            found.append((_string(node.left), "in"))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-            if node.func.attr in ("startswith", "endswith"):
-                found.append((_string(node.args[0]), node.func.attr))
-            elif node.func.attr == "compile":
-                found.append((_string(node.args[0]), "regex"))
-        elif isinstance(node, ast.Dict) and node.values and all(isinstance(value, ast.Attribute) for value in node.values):
-            # The handler table: first word of a message -> the method that reads it.
-            found.extend((_string(key), "handler") for key in node.keys)
-    return [Rule(literal, kind) for literal, kind in found if literal is not None]
-
-
-def parser_from(tree: ast.Module) -> types.ModuleType:
-    module = types.ModuleType("_vllm_log_broken")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(tree, str(SOURCE), "exec"), module.__dict__)
-    return module
-
-
 def facts(parser: types.ModuleType, log: Path) -> dict:
     got = parser.parse_vllm_log(lines(log))
     if got["error"] is not None:
@@ -122,19 +63,14 @@ def facts(parser: types.ModuleType, log: Path) -> dict:
 
 
 TREE = ast.parse(SOURCE.read_text(encoding="utf-8"))
-RULES = rules_of(TREE)
+RULES = rules_of(TREE, skipped="_hint")
 TEXTS = {log: text(log) for log in LOGS}
 EXPECTED = {log: sidecar(log, "expected") for log in LOGS}
 
 
 def logs_changed_without(rule: Rule) -> list[str]:
     """The logs whose facts change when the rule is broken."""
-    kept = rule.node.value
-    rule.node.value = rule.broken_value()
-    try:
-        parser = parser_from(TREE)
-    finally:
-        rule.node.value = kept
+    parser = module_without(rule, TREE, SOURCE, "_vllm_log_broken")
     return [log.name for log in LOGS if rule.touches(TEXTS[log]) and facts(parser, log) != EXPECTED[log]]
 
 

@@ -111,6 +111,44 @@ def test_gate_on_quantization_waits_for_the_engine_config():
     assert result.elapsed == line_number(READY, "Initializing a V1 LLM engine") // 10
 
 
+def test_a_ray_worker_whose_nccl_fell_back_to_sockets_fails_the_rdma_gate_at_that_line_naming_the_fix():
+    clock = FakeClock()
+    log = lines(CORPUS / "public" / "0.11.1rc2.dev141+g38f225c2a-gpt-oss-20b-ray-tp2-two-node-rccl-init.log")
+    result = wait(ReplayedLog(log, per_poll=1), clock, expect={"nccl_transport": "NET/IB"})
+    assert (result.ok, result.reason) == (False, "gate")
+    assert "the log says nccl_transport='NET/Socket', the gate expects nccl_transport='NET/IB'" in result.message
+    assert "vllm_serve_rdma" in result.message
+    # The first channel between the nodes, not NCCL's earlier choice of network (one node names one too).
+    assert result.elapsed == line_number(log, "[receive] via NET/Socket/0")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "unknown-dgx-spark-x2-ray-nccl-ibext-v10-roce-channels-excerpt.log",
+        "unknown-deepseek-v2.5-ray-2x8-nccl-p2p-and-net-ib-gdrdma-channels-excerpt.log",
+    ],
+)
+def test_nccl_on_roce_passes_the_rdma_gate_through_its_own_or_hpcx_plugin_transport(log):
+    clock = FakeClock()
+    result = wait(ReplayedLog(lines(CORPUS / "public" / log)), clock, expect={"nccl_transport": "NET/IB"}, timeout=5)
+    # Not a gate failure: the excerpts end before vLLM starts, so the wait runs out of time.
+    assert (result.ok, result.reason, result.facts["nccl_transport"][:6]) == (False, "timeout", "NET/IB")
+
+
+def test_a_log_without_nccl_lines_never_contradicts_the_transport():
+    clock = FakeClock()
+    result = wait(ReplayedLog(READY), clock, expect={"nccl_transport": "NET/IB"})
+    assert (result.ok, result.facts["nccl_transport"]) == (True, None)
+
+
+def test_a_network_nccl_names_on_one_node_does_not_contradict_the_transport():
+    clock = FakeClock()
+    log = lines(CORPUS / "public" / "unknown-mp-8x-h100-one-pod-nccl-using-network-socket-excerpt.log")
+    result = wait(ReplayedLog(log), clock, expect={"nccl_transport": "NET/IB"}, timeout=5)
+    assert (result.reason, result.facts["nccl_transport"]) == ("timeout", None)
+
+
 def test_a_failed_start_fails_at_once_with_the_hint():
     clock = FakeClock()
     result = wait(ReplayedLog(REFUSED, per_poll=100), clock)

@@ -40,16 +40,16 @@ def test_spark_with_port_1_up(sysfs_tree, check_mode):
     assert facts["rdma_present"] is True
     assert facts["twins"] == [["rocep1s0f0", "roceP2p1s0f0"], ["rocep1s0f1", "roceP2p1s0f1"]]
     up = [hca for hca in facts["hcas"] if hca["state"] == "ACTIVE"]
-    assert [(hca["name"], hca["netdev"], hca["roce_v2_ipv4_gid_index"], hca["roce_v2_ipv4_address"], hca["twin"]) for hca in up] == [
-        ("rocep1s0f1", "enp1s0f1np1", 3, "192.168.100.10", "roceP2p1s0f1"),
-        ("roceP2p1s0f1", "enP2p1s0f1np1", 3, "192.168.101.10", "rocep1s0f1"),
+    assert [(hca["name"], hca["netdev"], hca["roce_v2_ipv4_gids"], hca["twin"]) for hca in up] == [
+        ("rocep1s0f1", "enp1s0f1np1", [{"index": 3, "address": "192.168.100.10"}], "roceP2p1s0f1"),
+        ("roceP2p1s0f1", "enP2p1s0f1np1", [{"index": 3, "address": "192.168.101.10"}], "rocep1s0f1"),
     ]
     assert facts == _fabric.fabric_facts(_fabric.SysfsReader(root).read())
 
 
 def test_drifted_gid_index(sysfs_tree):
     facts = fabric(run_module(fabric_facts.main, {"sysfs_root": sysfs_tree(SPARK_GID_DRIFT), "hcas": ["roceP2p1s0f1"]}))
-    assert [(hca["name"], hca["roce_v2_ipv4_gid_index"]) for hca in facts["hcas"]] == [("roceP2p1s0f1", 5)]
+    assert [(hca["name"], hca["roce_v2_ipv4_gids"]) for hca in facts["hcas"]] == [("roceP2p1s0f1", [{"index": 5, "address": "192.168.101.10"}])]
 
 
 def test_no_rdma_is_reported_not_failed(sysfs_tree):

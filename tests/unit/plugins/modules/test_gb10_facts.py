@@ -63,7 +63,8 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
     assert facts["gpus"][0]["compute_cap"] is None  # that real query did not ask for it
     assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("580.173.02", "580", "13.0")
     assert facts["unified_memory"] is True
-    assert facts["memory_total_kib"] == 24683584
+    memory = [facts[f"memory_{name}_kib"] for name in ("total", "free", "available", "cached")]
+    assert memory == [24683584, 23015436, 24113780, 1068752]
     assert facts["nvidia_smi_error"] is None
     assert commands.calls == [QUERY, BANNER, DOCKER_INFO]
     assert {key: value for key, value in facts.items() if key.startswith("docker_")} == {
