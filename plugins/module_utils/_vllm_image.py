@@ -297,6 +297,61 @@ def missing_architectures(model_architectures: list[str], image: dict[str, Any])
     return missing
 
 
+# Docker's names for the CPU architectures `uname -m` prints (Ansible's ansible_architecture).
+DOCKER_ARCHITECTURES = {"x86_64": "amd64", "aarch64": "arm64"}
+_CUDA_ARCH_FLAG = re.compile(r"^(?P<kind>sm|compute)_(?P<major>\d+)(?P<minor>\d)(?P<suffix>[af]?)$")
+_CAPABILITY = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d)$")
+
+
+def platform_problem(image_name: str, image: dict[str, Any], host_architecture: str) -> str | None:
+    """Why the image cannot run on a host of this CPU architecture, or None."""
+    wanted = DOCKER_ARCHITECTURES.get(host_architecture, host_architecture)
+    built_for = image.get("architecture")
+    if not built_for or built_for == wanted:
+        return None
+    return (
+        f"{image_name} is built for {built_for} and this host is {wanted} ({host_architecture}): save or pull its {wanted} "
+        f"variant (docker pull --platform linux/{wanted} IMAGE, then docker save) and load that on the source node."
+    )
+
+
+def runs_on_capability(arch_flags: list[str], capability: str) -> bool:
+    """Whether torch built for these architectures runs on a GPU of this compute capability (such as 12.1).
+
+    CUDA's rules: a cubin (sm_XY) runs on the same major at the same or a higher minor; an arch-specific one
+    (sm_XYa) on exactly XY; PTX (compute_XY) is compiled at load for XY or any later GPU.
+    """
+    wanted = _CAPABILITY.match(capability)
+    if wanted is None:
+        raise ValueError(f"compute capability {capability!r} is not MAJOR.MINOR, such as 12.1")
+    major, minor = int(wanted.group("major")), int(wanted.group("minor"))
+    for flag in arch_flags:
+        built = _CUDA_ARCH_FLAG.match(flag)
+        if built is None:
+            continue
+        flag_major, flag_minor, suffix = int(built.group("major")), int(built.group("minor")), built.group("suffix")
+        if built.group("kind") == "sm":
+            if flag_major == major and (flag_minor == minor if suffix == "a" else flag_minor <= minor):
+                return True
+        elif suffix == "" and (flag_major, flag_minor) <= (major, minor):
+            return True
+    return False
+
+
+def cuda_problem(image_name: str, image: dict[str, Any], capability: str) -> str | None:
+    """Why the image's torch cannot drive a GPU of this compute capability, or None."""
+    fix = f"use a CUDA build of vLLM compiled for compute capability {capability} (on a Spark, an arm64 image built for sm_121 or sm_120)"
+    if image.get("cuda_version") is None:
+        return f"{image_name} has a CPU build of torch ({image.get('torch_version')}, no CUDA), whose vLLM cannot use the GPU: {fix}."
+    arch_flags = image.get("cuda_arch_list") or []
+    if runs_on_capability(arch_flags, capability):
+        return None
+    return (
+        f"{image_name}'s torch (CUDA {image.get('cuda_version')}) is built for {', '.join(arch_flags) or 'no listed architecture'}, "
+        f"none of which runs on compute capability {capability}: {fix}."
+    )
+
+
 def architecture_gate_message(image_name: str, image: dict[str, Any], missing: list[dict[str, Any]]) -> str:
     """One plain sentence per missing architecture, with the fix."""
     version = image.get("vllm_version")

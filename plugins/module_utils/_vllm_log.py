@@ -167,6 +167,9 @@ class _Start:
     stopping: bool = False
     # What NCCL_DEBUG=INFO lines said about the network between the nodes.
     nccl_net: NcclNet = field(default_factory=NcclNet)
+    # Inside torch.compile, or FlashInfer's autotuning: minutes in which a rank prints nothing of its own.
+    torch_compiling: bool = False
+    autotuning: bool = False
 
 
 def _indented_line_says_something(line: str) -> bool:
@@ -222,6 +225,7 @@ class VllmLogScanner:
             "WorkerProc": self._on_engine,
             "CUDA": self._on_cuda,
             "torch.compile": self._on_compile,
+            "Dynamo": self._on_dynamo,
             "Compiling": self._on_compile,
             "Engine": self._on_engine,
             "usage:": self._on_usage,
@@ -316,7 +320,7 @@ class VllmLogScanner:
         handler = self._handlers.get(word)
         if handler is not None:
             handler(message)
-        elif word[-1:] in _OTHER_WORD_ENDINGS or "=" in word or "NCCL" in message or "\u2588" in message:
+        elif word[-1:] in _OTHER_WORD_ENDINGS or "=" in word or "NCCL" in message or "\u2588" in message or "[Autotuner]" in message:
             self._on_other_word(message, word)
 
     @staticmethod
@@ -345,6 +349,10 @@ class VllmLogScanner:
             self._on_ray_gpus(message)
         elif "NCCL" in message:
             self._on_nccl_debug(message)
+        elif "[Autotuner]: Autotuning process" in message:
+            # FlashInfer's logger, not vLLM's: "2026-03-18 14:05:54,829 - INFO - autotuner.py:256 - flashinfer.jit:
+            # [Autotuner]: Autotuning process starts ..." and "... ends".
+            self._start.autotuning = "process starts" in message
         elif "\u2588" in message:
             self._on_banner(message)
 
@@ -633,6 +641,12 @@ class VllmLogScanner:
         # torch.compile runs on the loaded weights.
         if message.startswith(("torch.compile takes", "Compiling a graph for")):
             self._reach("weights_loaded")
+            self._start.torch_compiling = False
+
+    def _on_dynamo(self, message: str) -> None:
+        # "Dynamo bytecode transform time: 7.58 s": Dynamo traced the model, Inductor compiles it now.
+        if message.startswith("Dynamo bytecode transform time"):
+            self._start.torch_compiling = True
 
     def _on_cli_error(self, message: str) -> None:
         # argparse: "vllm serve: error: argument --max-model-len: invalid ... value: 'lots'"
@@ -757,6 +771,11 @@ class VllmLogScanner:
     @property
     def shm_stalls(self) -> int:
         return self._start.shm_stalls
+
+    @property
+    def compiling(self) -> bool:
+        """Whether the latest start is inside torch.compile or FlashInfer's autotuning, by its start and end lines."""
+        return self._start.torch_compiling or self._start.autotuning
 
     def stages_seen(self) -> list[str]:
         """The stages the latest start's log has shown, in the order they first appeared."""

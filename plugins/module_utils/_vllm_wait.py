@@ -103,9 +103,10 @@ def quoted(line: str) -> str:
     return line if len(line) <= MESSAGE_LINE_CHARS else f"{line[:MESSAGE_LINE_CHARS]} [...]"
 
 
-def check_bounds(timeout: float, stall_timeout: float, poll_interval: float) -> None:
+def check_bounds(timeout: float, stall_timeout: float, poll_interval: float, compile_stall_timeout: float = 1.0) -> None:
     """Refuse times that are not positive: a poll interval of 0 would spin, a timeout of 0 never wait."""
-    for name, value in (("timeout", timeout), ("stall_timeout", stall_timeout), ("poll_interval", poll_interval)):
+    bounds = (("timeout", timeout), ("stall_timeout", stall_timeout), ("compile_stall_timeout", compile_stall_timeout), ("poll_interval", poll_interval))
+    for name, value in bounds:
         if value <= 0:
             raise ValueError(f"{name} must be more than 0 seconds, not {value}")
 
@@ -124,6 +125,7 @@ def wait_for_vllm(
     given_env: Iterable[str] = (),
     timeout: float = 900.0,
     stall_timeout: float = 300.0,
+    compile_stall_timeout: float = 1800.0,
     poll_interval: float = 2.0,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
@@ -131,7 +133,7 @@ def wait_for_vllm(
     tail_lines: int = 20,
 ) -> WaitResult:
     """Follow the log until target_stage (and, with a probe, until the API answers)."""
-    check_bounds(timeout, stall_timeout, poll_interval)
+    check_bounds(timeout, stall_timeout, poll_interval, compile_stall_timeout)
     expect = expect or {}
     scanner = VllmLogScanner()
     tail: deque[str] = deque(maxlen=max(0, min(tail_lines, 200)))
@@ -202,7 +204,19 @@ def wait_for_vllm(
                 f"the vLLM container is {state.get('status')} (exit code {state.get('exit_code')}) at stage "
                 f"{facts['stage']}: its log ends with the lines in tail.",
             )
-        if scanner.stage_index() >= STAGE_INDEX["distributed_init"] and now - last_progress >= stall_timeout:
+        # torch.compile and FlashInfer's autotuning print nothing for minutes on a first launch (the other ranks
+        # only their shared-memory-broadcast warnings): they get their own, longer bound.
+        compiling = scanner.compiling
+        if scanner.stage_index() >= STAGE_INDEX["distributed_init"] and now - last_progress >= (compile_stall_timeout if compiling else stall_timeout):
+            if compiling:
+                return result(
+                    False,
+                    "stalled",
+                    f"no progress in vLLM's log for {now - last_progress:.0f} s inside torch.compile or FlashInfer's autotuning "
+                    f"(stage {facts['stage']}), longer than compile_stall_timeout ({compile_stall_timeout:.0f} s). A first launch of a "
+                    "model and image compiles for minutes and the caches shorten the next one: raise the bound for a first "
+                    "launch; a relaunch that compiles this long is hung (check the fabric and that every rank runs the same image).",
+                )
             return result(
                 False,
                 "stalled",

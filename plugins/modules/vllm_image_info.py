@@ -84,11 +84,23 @@ options:
     description: Fail when C(ray) does not import in the image.
     type: bool
     default: false
+  require_architecture:
+    description:
+      - The CPU architecture of the host that will run the image, as C(uname -m) prints it (C(aarch64) on a Spark) or
+        as Docker names it (C(arm64)). The module fails when the image is built for another one, naming the variant
+        to pull. Unset checks nothing.
+    type: str
+  require_cuda_capability:
+    description:
+      - The compute capability of the GPU the image must drive, as C(MAJOR.MINOR) (C(12.1) on a GB10). The module fails
+        when the image's torch is a CPU build, or is built for no CUDA architecture that runs on it (by CUDA's binary
+        and PTX compatibility). Unset checks nothing.
+    type: str
 notes:
   - The probe runs with C(--network none), C(--init) and C(--rm).
   - "In check mode no probe container starts: the facts come from the kept answer in O(probe_cache_dir) when there is
-    one; without it the probe's facts are absent, RV(vllm_image.probe_skipped) is true, O(model_architectures) and
-    O(require_ray) are not checked, and a warning says so. A run without check mode (or one that kept the answer
+    one; without it the probe's facts are absent, RV(vllm_image.probe_skipped) is true, O(model_architectures),
+    O(require_ray) and O(require_cuda_capability) are not checked, and a warning says so. A run without check mode (or one that kept the answer
     before) checks them."
   - "The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
     write it. A kept answer that cannot be read, or has not the probe's shape, is probed again and replaced."
@@ -226,6 +238,7 @@ missing_architectures:
 """
 
 import os
+import re
 import tempfile
 import time
 import uuid
@@ -239,9 +252,11 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     PROBE_SCRIPT,
     VllmImageError,
     architecture_gate_message,
+    cuda_problem,
     missing_architectures,
     parse_image_inspect,
     parse_probe_output,
+    platform_problem,
     probe_cache_name,
 )
 
@@ -371,10 +386,14 @@ class VllmImageInfo:
             self.module.exit_json(changed=False, vllm_image=dict(_ABSENT), missing_architectures=[])
             return
         facts = {"present": True, **image}
+        name = self.params["image"]
+        if self.params["require_architecture"]:
+            problem = platform_problem(name, facts, self.params["require_architecture"])
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
         if self.params["probe"]:
             facts.update(self.probe(image))
         probed = self.params["probe"] and not facts.get("probe_skipped")
-        name = self.params["image"]
         missing = missing_architectures(self.params["model_architectures"] or [], facts) if probed else []
         if missing:
             self.module.fail_json(msg=architecture_gate_message(name, facts, missing), vllm_image=facts, missing_architectures=missing)
@@ -388,6 +407,10 @@ class VllmImageInfo:
                 vllm_image=facts,
                 missing_architectures=[],
             )
+        if self.params["require_cuda_capability"] and probed:
+            problem = cuda_problem(name, facts, self.params["require_cuda_capability"])
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
         self.module.exit_json(changed=False, vllm_image=facts, missing_architectures=missing)
 
 
@@ -403,12 +426,17 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
             "probe_cache_dir": {"type": "path", "default": "/var/cache/sparkinfer/vllm-image-probes"},
             "model_architectures": {"type": "list", "elements": "str"},
             "require_ray": {"type": "bool", "default": False},
+            "require_architecture": {"type": "str"},
+            "require_cuda_capability": {"type": "str"},
         },
         supports_check_mode=True,
     )
     for option in ("probe_timeout", "command_timeout"):
         if module.params[option] <= 0:
             module.fail_json(msg=f"{option} must be a positive number of seconds, not {module.params[option]}")
+    capability = module.params["require_cuda_capability"]
+    if capability and not re.match(r"^\d+\.\d$", capability):
+        module.fail_json(msg=f"require_cuda_capability is {capability!r}; give the GPU's compute capability as MAJOR.MINOR, such as 12.1")
     try:
         VllmImageInfo(module, clock, new_probe_name).main()
     except VllmImageError as exc:

@@ -16,7 +16,8 @@ description:
     the log shows a failure (out of memory, KV cache too small, unsupported architecture, NCCL
     error, Ray placement timeout, refused argument, other error); when a fact contradicts
     O(expect) (the gate); when the container exits; when no progress line appears for
-    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature); when vLLM
+    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature), or for
+    O(compile_stall_timeout) seconds inside torch.compile or FlashInfer's autotuning; when vLLM
     says it does not know a variable of O(given_env); or when
     O(timeout) passes.
 author:
@@ -67,6 +68,15 @@ options:
     description: Seconds without a new log line, once distributed init has begun, that count as a hang; 1 or more.
     type: int
     default: 300
+  compile_stall_timeout:
+    description:
+      - Seconds without a new log line that count as a hang while vLLM is inside torch.compile (from C(Dynamo bytecode
+        transform time) to C(Compiling a graph for ... takes) or C(torch.compile takes)) or FlashInfer's autotuning (from
+        C(Autotuning process starts) to C(... ends)); 1 or more.
+      - A first launch of a model and image on a Spark compiles for minutes, and the other ranks print only their
+        shared-memory-broadcast warnings meanwhile, which are not progress.
+    type: int
+    default: 1800
   poll_interval:
     description:
       - Seconds between reads of the log; more than 0.
@@ -176,7 +186,11 @@ def api_probe(base_url: str, api_key: str | None, validate_certs: bool, ca_path:
 
 def wait_argument_problem(params: dict[str, Any]) -> str | None:
     """Why an option is out of range, or None."""
-    problem = seconds_problem("timeout", params["timeout"]) or seconds_problem("stall_timeout", params["stall_timeout"])
+    problem = (
+        seconds_problem("timeout", params["timeout"])
+        or seconds_problem("stall_timeout", params["stall_timeout"])
+        or seconds_problem("compile_stall_timeout", params["compile_stall_timeout"])
+    )
     if problem is None and params["poll_interval"] <= 0:
         problem = f"poll_interval must be more than 0 seconds, not {params['poll_interval']}"
     return problem or argument_problem(params)
@@ -191,6 +205,7 @@ def main() -> None:
             "given_env": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 900},
             "stall_timeout": {"type": "int", "default": 300},
+            "compile_stall_timeout": {"type": "int", "default": 1800},
             "poll_interval": {"type": "float", "default": 2.0},
             "url": {"type": "str"},
             "api_key": {"type": "str", "no_log": True},
@@ -218,6 +233,7 @@ def main() -> None:
             given_env=params["given_env"],
             timeout=params["timeout"],
             stall_timeout=params["stall_timeout"],
+            compile_stall_timeout=params["compile_stall_timeout"],
             poll_interval=params["poll_interval"],
             clock=time.monotonic,
             sleep=time.sleep,

@@ -88,6 +88,11 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
             "sparkinfer-lab-vllm:latest (vLLM 0.32.0) has no SparkinferTinyMoeForCausalLM",
         ),
         ({"vllm_image_source": "registry"}, "vllm_image_source must be one of: node, pull, load"),
+        (
+            {"vllm_image_architecture": "aarch64"},
+            "sparkinfer-lab-vllm:latest is built for amd64 and this host is arm64 (aarch64): save or pull its arm64 variant",
+        ),
+        ({"vllm_image_cuda_capability": "12.1"}, "sparkinfer-lab-vllm:latest has a CPU build of torch (2.13.0+cpu, no CUDA), whose vLLM cannot use the GPU"),
         ({"vllm_image_name": "sparkinfer-lab-vllm:missing"}, "sparkinfer-lab-vllm:missing is not on vllm-spark-1"),
         ({"vllm_image_transfer_timeout": 0}, "vllm_image_transfer_timeout is 0: give the seconds a pull, load or transfer may take, above 0."),
     ],

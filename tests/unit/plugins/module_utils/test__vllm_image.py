@@ -13,11 +13,14 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     SECRET_MASK,
     VllmImageError,
     architecture_gate_message,
+    cuda_problem,
     is_secret_name,
     masked_env,
     missing_architectures,
     parse_image_inspect,
     parse_probe_output,
+    platform_problem,
+    runs_on_capability,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vllm_image"
@@ -259,3 +262,61 @@ def test_probe_answers_of_the_wrong_shape_are_named_errors(text, message):
 def test_the_real_probe_answers_have_the_probe_s_shape():
     for name in ("vllm-cpu-0.32.0-lab", "vllm-cpu-0.32.0-envvar-entrypoint", "no-vllm-lab-node"):
         assert parse_probe_output(fixture(f"{name}.probe.txt"))["probe_errors"] is not None
+
+
+LAB_IMAGE = {**parse_image_inspect(fixture("vllm-cpu-0.32.0-lab.inspect.json")), **parse_probe_output(fixture("vllm-cpu-0.32.0-lab.probe.txt"))}
+
+
+@pytest.mark.parametrize("host", ["x86_64", "amd64"])
+def test_an_image_built_for_the_hosts_architecture_passes(host):
+    assert platform_problem("lab", LAB_IMAGE, host) is None
+
+
+def test_an_amd64_image_on_a_spark_is_refused_naming_the_variant_to_get():
+    assert platform_problem("lab", LAB_IMAGE, "aarch64") == (
+        "lab is built for amd64 and this host is arm64 (aarch64): save or pull its arm64 variant "
+        "(docker pull --platform linux/arm64 IMAGE, then docker save) and load that on the source node."
+    )
+
+
+def test_a_cpu_build_of_vllm_is_refused_for_a_gpu():
+    assert cuda_problem("lab", LAB_IMAGE, "12.1") == (
+        "lab has a CPU build of torch (2.13.0+cpu, no CUDA), whose vLLM cannot use the GPU: use a CUDA build of vLLM compiled "
+        "for compute capability 12.1 (on a Spark, an arm64 image built for sm_121 or sm_120)."
+    )
+
+
+# CUDA's binary compatibility (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility"): a cubin
+# runs on the same major at the same or a higher minor, an arch-specific one (a) on its own capability only, PTX is
+# compiled at load for its capability or any later one.
+@pytest.mark.parametrize(
+    ("arch_flags", "runs"),
+    [
+        (["sm_80", "sm_90", "sm_100", "sm_120"], True),
+        (["sm_121"], True),
+        (["sm_121a"], True),
+        (["sm_120a"], False),
+        (["sm_80", "sm_90", "sm_100"], False),
+        (["sm_122"], False),
+        (["sm_90", "compute_90"], True),
+        (["compute_121"], True),
+        (["compute_122"], False),
+        (["compute_120a"], False),
+        ([], False),
+    ],
+)
+def test_which_cuda_builds_run_on_a_gb10(arch_flags, runs):
+    assert runs_on_capability(arch_flags, "12.1") is runs
+
+
+def test_a_cuda_build_for_other_gpus_is_refused_naming_its_architectures():
+    image = {**LAB_IMAGE, "cuda_version": "12.8", "cuda_arch_list": ["sm_80", "sm_90"]}
+    assert cuda_problem("img", image, "12.1") == (
+        "img's torch (CUDA 12.8) is built for sm_80, sm_90, none of which runs on compute capability 12.1: use a CUDA build of "
+        "vLLM compiled for compute capability 12.1 (on a Spark, an arm64 image built for sm_121 or sm_120)."
+    )
+
+
+def test_a_capability_that_is_not_major_minor_is_refused():
+    with pytest.raises(ValueError, match=r"not MAJOR\.MINOR"):
+        runs_on_capability(["sm_120"], "sm_121")

