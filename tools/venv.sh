@@ -15,8 +15,7 @@ if [ ! -x "$venv/bin/ansible-playbook" ] || [ ! -f "$venv/.complete" ]; then
   mkdir -p "$cache"
   echo "creating $venv" >&2
   "$python" -m venv "$venv"
-  # --no-compile: the tools compile what they import on first use, not every module pip installs.
-  "$venv/bin/pip" install -q --no-compile -r "$repo/requirements-dev.txt" -c "$repo/constraints-dev.txt" >&2
+  "$venv/bin/pip" install -q -r "$repo/requirements-dev.txt" -c "$repo/constraints-dev.txt" >&2
   touch "$venv/.complete"
 fi
 ln -sfn "$venv" "$repo/.venv"

@@ -13,9 +13,7 @@ wheels=$("$here/download-wheels.sh")
 if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$wheels" ]; then
   rm -rf "$venv"
   python3.11 -m venv "$venv"
-  # --no-compile: pip would byte-compile every module of torch, vLLM and Ray (most of the install's CPU); a
-  # server started from the venv compiles only what it imports, once.
-  "$venv/bin/pip" install -q --no-compile --no-index --find-links "$wheels" -r "$here/../vllm-image/requirements.txt"
+  "$venv/bin/pip" install -q --no-index --find-links "$wheels" -r "$here/../vllm-image/requirements.txt"
   "$venv/bin/pip" uninstall -y -q torchvision torchaudio torchcodec
   site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   mkdir -p "$site/vllm-0.32.0.dist-info"

@@ -52,13 +52,15 @@ def test_role_defaults_match_argument_specs(role):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_role_defaults_that_are_templates_are_plain_strings(role):
+def test_role_defaults_pass_validation_before_they_are_templated(role):
     # validate_inventory.yml checks the inventory against the specifications before any role runs, where a default
     # is its text, not yet templated: text passes as a str, path or list, but not as a bool, number or dict, nor
     # against choices, however it would render.
     templated = {name: spec for name, spec in role_options(role).items() if "{{" in str(spec.get("default", ""))}
     refused = {name: spec.get("type") for name, spec in templated.items() if spec.get("type") in ("bool", "int", "float", "dict") or spec.get("choices")}
     assert refused == {}
+    # A null default is checked against choices too, at the role's start: a variable with choices names its automatic value.
+    assert [name for name, spec in role_options(role).items() if "default" in spec and spec["default"] is None and spec.get("choices")] == []
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -196,7 +196,7 @@ BAD_INVENTORY = {
     "nccl_network_mtu": ("jumbo", "nccl_network_mtu"),
     "nccl_network_fabric_port": (2, "value of nccl_network_fabric_port must be one of: 0, 1, got: 2"),
     "vllm_image_source": ("registry", "value of vllm_image_source must be one of: node, pull, load, got: registry"),
-    "vllm_image_executor": ("slurm", "value of vllm_image_executor must be one of: mp, ray, got: slurm"),
+    "vllm_image_executor": ("slurm", "value of vllm_image_executor must be one of: auto, mp, ray, got: slurm"),
     "ray_cluster_port": ("gcs", "ray_cluster_port"),
     "ray_cluster_num_gpus": ([1], "ray_cluster_num_gpus"),
     "vllm_serve_executor": ("torchrun", "value of vllm_serve_executor must be one of: mp, ray, got: torchrun"),
