@@ -79,9 +79,10 @@ molecule: lab-seeds
 molecule-and-integration: lab-seeds
 	tools/molecule-all.sh --with-integration
 
-# The modules against a real vLLM server (CPU build, tiny generated model) on loopback.
-integration:
-	venv=$$(lab/vllm-capture/setup-venv.sh) && SPARKINFER_VLLM_VENV=$$venv pytest -v -s -p no:cacheprovider tests/integration
+# The modules against a real vLLM server (the lab vLLM image, tiny generated model) on loopback.
+integration: lab-vllm-image
+	model=$$(lab/tiny-model/generate.sh sparkinfer-lab-vllm:latest) \
+	  && SPARKINFER_TINY_MODEL=$$model SPARKINFER_LAB_VLLM_IMAGE=sparkinfer-lab-vllm:latest pytest -v -s -p no:cacheprovider tests/integration
 
 clean: lab-down
 	rm -rf .cache .ansible .pytest_cache .mypy_cache .ruff_cache .coverage sparkinfer-cluster-*.tar.gz

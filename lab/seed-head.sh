@@ -10,28 +10,10 @@ node=$1
 models=${2:-/opt/sparkinfer/models}
 image=sparkinfer-lab-vllm:latest
 model="$models/tiny-qwen3-moe"
-cache=${SPARKINFER_CACHE:-/var/cache/sparkinfer}
-generator="$here/tiny-model/make_tiny_qwen3_moe.py"
 
 "$here/load-image.sh" "$node" "$image"
 
-# The model is generated once per machine (14 s on an idle machine, importing torch and transformers;
-# far longer on two busy cores) and kept while the image and the generator are unchanged.
-image_id=$(docker image inspect --format '{{.Id}}' "$image")
-generated="$cache/tiny-qwen3-moe-$( (echo "$image_id"; sha256sum <"$generator") | sha256sum | cut -c1-16)"
-mkdir -p "$cache"
-(
-  flock 9   # the molecule lanes seed their heads at the same moment
-  if [ ! -f "$generated/config.json" ]; then
-    work=$(mktemp -d "$cache/tiny-qwen3-moe.XXXXXX")
-    trap 'rm -rf "$work"' EXIT
-    docker run --rm --network none -v "$work:/models" -v "$generator:/make_tiny_qwen3_moe.py:ro" \
-      --entrypoint python3 "$image" /make_tiny_qwen3_moe.py /models/tiny-qwen3-moe >/dev/null
-    rm -rf "$generated"
-    mv "$work/tiny-qwen3-moe" "$generated"
-    echo "seed: generated the tiny model in $generated" >&2
-  fi
-) 9>"$cache/tiny-qwen3-moe.lock"
+generated=$("$here/tiny-model/generate.sh" "$image")
 if ! docker exec "$node" test -f "$model/config.json"; then
   docker exec "$node" mkdir -p "$model"
   tar -C "$generated" -c . | docker exec -i "$node" tar -C "$model" -x

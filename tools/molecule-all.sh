@@ -67,7 +67,7 @@ done <<<"$scenario_subnets"
 
 # The CPU seconds (user and system) of the processes this shell has waited for, into waited_cpu: for a scenario,
 # its own processes (molecule, ansible-playbook and its forks, pytest, the docker and ssh clients they ran; for
-# integration, its vLLM too), not what runs in the nodes. Called directly, not in $(...): `times` must run in
+# integration, not its vLLM, which runs in a container), not what runs in the nodes or containers. Called directly, not in $(...): `times` must run in
 # this shell, not in a new process that has waited for nothing.
 note_waited_cpu() {
   local file=$logs/.times.$BASHPID

