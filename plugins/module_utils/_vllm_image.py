@@ -91,6 +91,18 @@ def entrypoint_env_refs():
             refs[path] = names
     return refs
 
+def rdma_libraries():
+    import glob
+    wanted = {
+        "libibverbs": ["/usr/lib/*/libibverbs.so.1", "/usr/lib64/libibverbs.so.1", "/lib/*/libibverbs.so.1", "/usr/local/lib/libibverbs.so.1"],
+        "mlx5": ["/usr/lib/*/libibverbs/libmlx5-rdmav*.so", "/usr/lib64/libibverbs/libmlx5-rdmav*.so", "/usr/local/lib/libibverbs/libmlx5-rdmav*.so"],
+    }
+    found = {}
+    for name, patterns in wanted.items():
+        paths = sorted(path for pattern in patterns for path in glob.glob(pattern))
+        found[name] = paths[0] if paths else None
+    return found
+
 attempt("distributions", distributions)
 attempt("vllm_version", lambda: __import__("vllm").__version__)
 attempt("architectures", architectures)
@@ -101,6 +113,7 @@ attempt("ray_version", lambda: __import__("ray").__version__)
 attempt("torch", torch_facts)
 attempt("known_env_vars", known_env_vars)
 attempt("entrypoint_env_refs", entrypoint_env_refs)
+attempt("rdma_libraries", rdma_libraries)
 sys.stdout.write("SPARKINFER_VLLM_IMAGE_PROBE " + json.dumps(facts) + "\n")
 """
 
@@ -237,6 +250,8 @@ def _checked_probe_answer(raw: Any) -> dict[str, Any]:
     for key in ("version", "cuda"):
         _optional(torch.get(key), str, what(f"torch.{key}"))
     _strings(torch.get("arch_flags"), what("torch.arch_flags"))
+    for name, path in (_optional(raw.get("rdma_libraries"), dict, what("rdma_libraries")) or {}).items():
+        _optional(path, str, what(f"rdma_libraries[{name!r}]"))
     refs = _optional(raw.get("entrypoint_env_refs"), dict, what("entrypoint_env_refs")) or {}
     for path, names in refs.items():
         _strings(names, what(f"entrypoint_env_refs[{path!r}]"))
@@ -266,6 +281,7 @@ def _probe_facts(raw: Any) -> dict[str, Any]:
         "cuda_arch_list": torch.get("arch_flags") or [],
         "entrypoint_env_vars": unknown_refs,
         "env_configured_entrypoint": bool(unknown_refs),
+        "rdma_libraries": {name: (raw.get("rdma_libraries") or {}).get(name) for name in RDMA_LIBRARIES},
         "probe_errors": raw.get("errors") or {},
     }
 
@@ -349,6 +365,44 @@ def cuda_problem(image_name: str, image: dict[str, Any], capability: str) -> str
     return (
         f"{image_name}'s torch (CUDA {image.get('cuda_version')}) is built for {', '.join(arch_flags) or 'no listed architecture'}, "
         f"none of which runs on compute capability {capability}: {fix}."
+    )
+
+
+# What NCCL needs in an image to use a ConnectX-7 over RoCE, each as rdma-core's Debian and Ubuntu packages install it: the
+# verbs library NCCL opens at run time, and the verbs provider of mlx5 devices it loads.
+RDMA_LIBRARIES = {
+    "libibverbs": "libibverbs.so.1 (package libibverbs1)",
+    "mlx5": "the mlx5 verbs provider libibverbs/libmlx5-rdmav*.so (package ibverbs-providers)",
+}
+
+
+def rdma_problem(image_name: str, image: dict[str, Any]) -> str | None:
+    """Why NCCL in the image cannot use RoCE, or None."""
+    found = image.get("rdma_libraries") or {}
+    missing = [what for name, what in RDMA_LIBRARIES.items() if not found.get(name)]
+    if not missing:
+        return None
+    return (
+        f"{image_name} lacks {' and '.join(missing)}: NCCL in its containers cannot use the ConnectX-7's RoCE and falls "
+        "back to TCP sockets. Use an image with rdma-core's user-space libraries (NVIDIA's vLLM images have them), or set "
+        "vllm_image_rdma: false where the fabric is meant to run over sockets."
+    )
+
+
+# `vllm serve --nnodes/--node-rank/--master-addr`, with which the mp executor spans nodes, came in this release
+# (shared/reference/SPARK_FACTS.md; NGC nvcr.io/nvidia/vllm 25.12 and 26.01 hold it).
+FIRST_VLLM_WITH_NNODES = "0.11.1"
+
+
+def multinode_mp_problem(image_name: str, image: dict[str, Any]) -> str | None:
+    """Why the image's vLLM cannot run the mp executor across nodes, or None (also when its version is unknown)."""
+    version = image.get("vllm_version")
+    if not version or _version_key(version) >= _version_key(FIRST_VLLM_WITH_NNODES):
+        return None
+    return (
+        f"{image_name} has vLLM {version}, whose `vllm serve` has no --nnodes: the mp executor spans nodes with it from vLLM "
+        f"{FIRST_VLLM_WITH_NNODES} on. Use an image with vLLM {FIRST_VLLM_WITH_NNODES} or later, or the Ray executor "
+        "(vllm_serve_executor: ray, with an image that has Ray)."
     )
 
 

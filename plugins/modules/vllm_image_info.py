@@ -84,6 +84,18 @@ options:
     description: Fail when C(ray) does not import in the image.
     type: bool
     default: false
+  require_multinode_mp:
+    description:
+      - Fail when the image's vLLM is older than 0.11.1, whose C(vllm serve) has no C(--nnodes), which the mp
+        executor needs to span nodes. An unknown version passes.
+    type: bool
+    default: false
+  require_rdma:
+    description:
+      - Fail when the image lacks the RDMA user-space libraries NCCL needs for RoCE on a ConnectX-7 (C(libibverbs.so.1)
+        and the mlx5 verbs provider), without which NCCL in its containers falls back to TCP sockets.
+    type: bool
+    default: false
   require_architecture:
     description:
       - The CPU architecture of the host that will run the image, as C(uname -m) prints it (C(aarch64) on a Spark) or
@@ -100,8 +112,8 @@ notes:
   - The probe runs with C(--network none), C(--init) and C(--rm).
   - "In check mode no probe container starts: the facts come from the kept answer in O(probe_cache_dir) when there is
     one; without it the probe's facts are absent, RV(vllm_image.probe_skipped) is true, O(model_architectures),
-    O(require_ray) and O(require_cuda_capability) are not checked, and a warning says so. A run without check mode (or one that kept the answer
-    before) checks them."
+    O(require_ray), O(require_multinode_mp), O(require_rdma) and O(require_cuda_capability) are not checked, and a
+    warning says so. A run without check mode (or one that kept the answer before) checks them."
   - "The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
     write it. A kept answer that cannot be read, or has not the probe's shape, is probed again and replaced."
 """
@@ -206,6 +218,12 @@ vllm_image:
       type: list
       elements: str
       sample: [sm_90, sm_100, sm_120]
+    rdma_libraries:
+      description:
+        - Where the image holds the RDMA user-space libraries NCCL needs for RoCE (C(libibverbs) and the C(mlx5) verbs
+          provider), each null when absent.
+      type: dict
+      sample: {libibverbs: /usr/lib/aarch64-linux-gnu/libibverbs.so.1, mlx5: /usr/lib/aarch64-linux-gnu/libibverbs/libmlx5-rdmav34.so}
     entrypoint_env_vars:
       description: The C(VLLM_*) variables the entrypoint scripts read that vLLM itself does not know.
       type: list
@@ -254,10 +272,12 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     architecture_gate_message,
     cuda_problem,
     missing_architectures,
+    multinode_mp_problem,
     parse_image_inspect,
     parse_probe_output,
     platform_problem,
     probe_cache_name,
+    rdma_problem,
 )
 
 _ABSENT: dict[str, Any] = {
@@ -312,7 +332,7 @@ class VllmImageInfo:
             # A probe only reads, but its container is a change on the node: check mode starts none.
             self.module.warn(
                 f"check mode starts no probe container, and no answer of an earlier probe of {self.params['image']} is kept: "
-                "its vLLM facts are absent, and model_architectures and require_ray were not checked (a run without --check checks them)"
+                "its vLLM facts are absent, and model_architectures and the require_* checks that need them were not made (a run without --check makes them)"
             )
             return {"probe_cached": False, "probe_skipped": True}
         rc, out, err = self.run_probe(image)
@@ -407,6 +427,14 @@ class VllmImageInfo:
                 vllm_image=facts,
                 missing_architectures=[],
             )
+        if self.params["require_multinode_mp"] and probed:
+            problem = multinode_mp_problem(name, facts)
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
+        if self.params["require_rdma"] and probed:
+            problem = rdma_problem(name, facts)
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
         if self.params["require_cuda_capability"] and probed:
             problem = cuda_problem(name, facts, self.params["require_cuda_capability"])
             if problem:
@@ -426,6 +454,8 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
             "probe_cache_dir": {"type": "path", "default": "/var/cache/sparkinfer/vllm-image-probes"},
             "model_architectures": {"type": "list", "elements": "str"},
             "require_ray": {"type": "bool", "default": False},
+            "require_multinode_mp": {"type": "bool", "default": False},
+            "require_rdma": {"type": "bool", "default": False},
             "require_architecture": {"type": "str"},
             "require_cuda_capability": {"type": "str"},
         },

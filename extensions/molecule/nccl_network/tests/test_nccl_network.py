@@ -21,6 +21,9 @@ NETPLAN_ADDRESSES = {
 }
 ENV_FILE = "/etc/sparkinfer/nccl.env"
 NETPLAN_FILE = "/etc/netplan/40-sparkinfer-fabric.yaml"
+NVIDIA_NETPLAN_FILE = "/etc/netplan/40-cx7.yaml"
+# The node image's copy of it, as NVIDIA's guide has it written (lab/node-image/rootfs/etc/netplan/40-cx7.yaml).
+NVIDIA_NETPLAN_SHIPPED = "/usr/share/sparkinfer-lab/40-cx7.yaml"
 TWINS = ["enp1s0f1np1", "enP2p1s0f1np1"]
 
 
@@ -68,8 +71,35 @@ def test_netplan_file_addresses_the_twins_and_netplan_accepts_it(host):
         f"&& netplan generate --root-dir $root && cat $root/run/systemd/network/10-netplan-{TWINS[1]}.network; rm -rf $root"
     )
     assert generated.rc == 0, generated.stderr
-    assert f"Address={NETPLAN_ADDRESSES[name_of(host)][1]}" in generated.stdout
+    # One address: NVIDIA's 40-cx7.yaml (the node image ships it, 192.168.101.10/24 on this twin) no longer adds its own.
+    assert [line for line in generated.stdout.splitlines() if line.startswith("Address=")] == [f"Address={NETPLAN_ADDRESSES[name_of(host)][1]}"]
     assert "MTUBytes=9000" in generated.stdout
+
+
+def test_nvidias_netplan_gave_up_the_twins_and_is_kept_as_it_was_beside_itself(host):
+    nvidia = host.file(NVIDIA_NETPLAN_FILE)
+    assert nvidia.content_string.startswith(f"# sparkinfer.cluster moved {', '.join(TWINS)} out of this file into {NETPLAN_FILE}")
+    assert yaml.safe_load(nvidia.content_string) == {"network": {"version": 2}}
+    assert (nvidia.user, nvidia.mode) == ("root", 0o600)
+    [backup] = host.check_output(f"ls {NVIDIA_NETPLAN_FILE}.*~").split()
+    assert host.file(backup).content_string == host.file(NVIDIA_NETPLAN_SHIPPED).content_string
+    for twin, address in zip(TWINS, NETPLAN_ADDRESSES[name_of(host)]):
+        assert yaml.safe_load(host.check_output(f"netplan get ethernets.{twin}"))["addresses"] == [address]
+
+
+def test_a_twin_configured_by_a_file_the_role_does_not_own_is_refused():
+    # netplan also reads /run/netplan, which the role leaves alone: an address there would join the twin's own.
+    head = node("nccl-spark-1")
+    head.check_output(f"mkdir -p /run/netplan && cp {NVIDIA_NETPLAN_SHIPPED} /run/netplan/40-cx7.yaml && chmod 0600 /run/netplan/40-cx7.yaml")
+    try:
+        code, output = run_role(SCENARIO, {}, limit="nccl-spark-1")
+    finally:
+        head.check_output("rm -f /run/netplan/40-cx7.yaml")
+    assert code == 2, output[-2000:]
+    assert f"netplan merges for {TWINS[0]} on nccl-spark-1 the addresses ['192.168.100.10/24', '{NETPLAN_ADDRESSES['nccl-spark-1'][0]}']" in output, output[
+        -2000:
+    ]
+    assert "another netplan file configures it too (look in /run/netplan and /lib/netplan" in output, output[-2000:]
 
 
 def test_fabric_carries_jumbo_frames_unfragmented_and_nothing_bigger(host):
@@ -162,6 +192,7 @@ def test_absent_removes_what_present_wrote_and_present_restores_it():
     for name in FABRIC_IP:
         assert not node(name).file(ENV_FILE).exists
         assert not node(name).file(NETPLAN_FILE).exists
+        assert node(name).file(NVIDIA_NETPLAN_FILE).content_string == node(name).file(NVIDIA_NETPLAN_SHIPPED).content_string
     code, output = run_role(SCENARIO, {})
     assert code == 0, output[-2000:]
     for name, fabric_ip in FABRIC_IP.items():

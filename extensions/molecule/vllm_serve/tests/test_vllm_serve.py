@@ -1,4 +1,4 @@
-"""Verify vllm_serve on two lab nodes: one API across both ranks, gated, keyed, on the fabric only."""
+"""Verify vllm_serve on two lab nodes: one API across both ranks, gated, keyed, on the management network; the ranks on the fabric."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ from role_runs import CONVERGE, run_playbook, run_role
 SCENARIO = "vllm_serve"
 HEAD_IP = "192.168.182.11"
 FOLLOWER_IP = "192.168.182.12"
-ENDPOINT = f"http://{HEAD_IP}:8000"
+# The head's address on the management network, where its default route leaves from: the API's by default.
+HEAD_MGMT_IP = "10.207.182.11"
+MGMT_NETWORK = "sparkinfer-molecule-serve-mgmt"
+ENDPOINT = f"http://{HEAD_MGMT_IP}:8000"
 CONTAINER = "sparkinfer-vllm"
 KEY_FILE = Path.home() / ".config" / "sparkinfer" / "serve-spark-1-vllm-api-key"
 # The mp rendezvous (PyTorch's TCPStore on the head) and the chain that guards it.
@@ -104,11 +107,36 @@ def test_both_ranks_run_identical_serve_flags_and_differ_only_in_rank():
     assert not [arg for arg in head + follower if "api" in arg.lower() and "key" in arg.lower()]
 
 
-def test_the_api_listens_on_the_fabric_address_only():
+def test_the_api_listens_on_the_management_address_only():
     listening = node("serve-spark-1").check_output("ss -Hltn")
     sockets = [line.split()[3] for line in listening.splitlines()]
-    assert f"{HEAD_IP}:8000" in sockets
-    assert not [socket for socket in sockets if socket.endswith(":8000") and socket != f"{HEAD_IP}:8000"]
+    assert f"{HEAD_MGMT_IP}:8000" in sockets
+    assert not [socket for socket in sockets if socket.endswith(":8000") and socket != f"{HEAD_MGMT_IP}:8000"]
+
+
+def test_a_client_on_the_management_network_alone_gets_a_chat_completion():
+    # A container of the lab node image on the management network only, as a laptop on a Spark's 10 GbE: no fabric.
+    key = KEY_FILE.read_text().strip()
+    request = (
+        "import json, sys, urllib.request\n"
+        f"request = urllib.request.Request({ENDPOINT + '/v1/chat/completions'!r}, headers={{'Authorization': 'Bearer ' + sys.argv[1],"
+        " 'Content-Type': 'application/json'}, data=json.dumps({'model': 'tiny-qwen3-moe', 'max_tokens': 4,"
+        " 'messages': [{'role': 'user', 'content': 'Hi'}]}).encode())\n"
+        "print(json.load(urllib.request.urlopen(request, timeout=60))['choices'][0]['finish_reason'])\n"
+        "import socket\n"
+        "probe = socket.socket()\n"
+        "probe.settimeout(5)\n"
+        f"print(probe.connect_ex(({HEAD_IP!r}, 8000)))\n"
+    )
+    client = subprocess.run(
+        ["docker", "run", "--rm", "--network", MGMT_NETWORK, "--entrypoint", "python3", "sparkinfer-lab-node:latest", "-c", request, key],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert client.returncode == 0, client.stderr[-2000:]
+    finish_reason, fabric_connect = client.stdout.split()
+    assert finish_reason in ("length", "stop")
+    # The client has no way onto the fabric: the ranks' network stays between the nodes.
+    assert fabric_connect != "0"
 
 
 def chain_rules(host, command: str = "iptables") -> list[str]:
@@ -149,7 +177,9 @@ def test_the_rendezvous_port_answers_the_cluster_nodes_only():
     own = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True, check=True).stdout
     assert re.search(r"inet 192\.168\.182\.1/24 ", own), own
     assert not connects(HEAD_IP, RENDEZVOUS_PORT)
-    assert connects(HEAD_IP, 8000)
+    # Nor from the management network, where the API is.
+    assert not connects(HEAD_MGMT_IP, RENDEZVOUS_PORT)
+    assert connects(HEAD_MGMT_IP, 8000)
     assert connects_from(follower, HEAD_IP, RENDEZVOUS_PORT)
     # Put back at boot before Docker starts, which requires it.
     assert head.check_output("systemctl is-enabled sparkinfer-vllm-firewall.service") == "enabled"
@@ -183,7 +213,7 @@ def test_the_rank_environment_file_holds_the_key_for_root_only():
     assert env_file.mode == 0o600
     assert env_file.user == "root"
     assert "VLLM_API_KEY=" in env_file.content_string
-    assert "NCCL_SOCKET_IFNAME=eth0" in env_file.content_string
+    assert "NCCL_SOCKET_IFNAME=eth1" in env_file.content_string
     assert "VLLM_API_KEY=" not in node("serve-spark-2").file(f"/etc/sparkinfer/{CONTAINER}.env").content_string
 
 
@@ -311,10 +341,10 @@ def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_re
     tls = "/etc/sparkinfer/drill-tls"
     # The lab's stand-in for a ConnectX-7's RDMA devices: the uverbs character device (major 231) in the head's /dev.
     head.check_output(f"mkdir -p {RDMA_DIR} && mknod {RDMA_DIR}/uverbs0 c 231 192")
-    # A self-signed certificate that names the head's fabric address: its own CA.
+    # A self-signed certificate that names the head's management address: its own CA.
     head.check_output(
         f"mkdir -p {tls} && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=serve-spark-1 "
-        f"-addext subjectAltName=IP:{HEAD_IP} -keyout {tls}/key.pem -out {tls}/cert.pem 2>/dev/null && chmod 0600 {tls}/key.pem"
+        f"-addext subjectAltName=IP:{HEAD_MGMT_IP} -keyout {tls}/key.pem -out {tls}/cert.pem 2>/dev/null && chmod 0600 {tls}/key.pem"
     )
     try:
         tls_vars = {"vllm_serve_tls_certfile": f"{tls}/cert.pem", "vllm_serve_tls_keyfile": f"{tls}/key.pem", "vllm_serve_tls_ca_file": f"{tls}/cert.pem"}
@@ -325,7 +355,7 @@ def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_re
         # The rank was about to start: its node dropped the page cache first.
         assert drop_results(output) == ["changed"], output[-3000:]
         record = json.loads(head.file(f"/etc/sparkinfer/{drill_container}.json").content_string)
-        assert record["endpoint"] == f"https://{HEAD_IP}:8011/v1"
+        assert record["endpoint"] == f"https://{HEAD_MGMT_IP}:8011/v1"
         args = json.loads(head.check_output(f"docker inspect --format '{{{{json .Args}}}}' {drill_container}"))
         assert args[args.index("--ssl-certfile") + 1] == "/run/sparkinfer/tls/cert.pem"
         assert args[args.index("--ssl-keyfile") + 1] == "/run/sparkinfer/tls/key.pem"
@@ -336,12 +366,12 @@ def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_re
         assert host_config["Ulimits"] == [{"Name": "memlock", "Soft": 8388608, "Hard": 8388608}]
         assert host_config["CapAdd"] == ["IPC_LOCK"]
         assert head.check_output(f"docker exec {drill_container} stat -c %t:%T {RDMA_DIR}/uverbs0") == "e7:c0"
-        # A client on the fabric that trusts the certificate gets the models with the key; plain HTTP gets nothing.
+        # A client on the management network that trusts the certificate gets the models with the key; plain HTTP gets nothing.
         follower.check_output(f"cat > /tmp/drill-ca.pem << 'EOF'\n{head.file(f'{tls}/cert.pem').content_string}EOF")
         key = KEY_FILE.read_text(encoding="utf-8").split()[0]
-        status, answer = http_status(follower, "/v1/models", key, endpoint=f"https://{HEAD_IP}:8011", ca_file="/tmp/drill-ca.pem")
+        status, answer = http_status(follower, "/v1/models", key, endpoint=f"https://{HEAD_MGMT_IP}:8011", ca_file="/tmp/drill-ca.pem")
         assert status == 200, answer
-        plain = f"import urllib.request; urllib.request.urlopen('http://{HEAD_IP}:8011/health', timeout=10)"
+        plain = f"import urllib.request; urllib.request.urlopen('http://{HEAD_MGMT_IP}:8011/health', timeout=10)"
         assert follower.run(f"python3 -c {shlex.quote(plain)}").rc != 0
         # The same run again starts nothing, so it drops nothing and changes nothing.
         code, output = run_role(SCENARIO, override, limit="serve-spark-1")

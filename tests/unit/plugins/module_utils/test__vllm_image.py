@@ -17,9 +17,11 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     is_secret_name,
     masked_env,
     missing_architectures,
+    multinode_mp_problem,
     parse_image_inspect,
     parse_probe_output,
     platform_problem,
+    rdma_problem,
     runs_on_capability,
 )
 
@@ -320,3 +322,42 @@ def test_a_cuda_build_for_other_gpus_is_refused_naming_its_architectures():
 def test_a_capability_that_is_not_major_minor_is_refused():
     with pytest.raises(ValueError, match=r"not MAJOR\.MINOR"):
         runs_on_capability(["sm_120"], "sm_121")
+
+
+# vllm serve's --nnodes came in 0.11.1 (SPARK_FACTS.md); NGC's 25.11 image holds 0.11.0 and its 26.01 one 0.11.1.
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [("0.11.0", True), ("0.10.2", True), ("0.11.1", False), ("0.13.0+faa43dbf.nv26.01", False), ("0.32.0+cpu", False), (None, False)],
+)
+def test_the_mp_executor_across_nodes_needs_vllm_with_nnodes(version, refused):
+    problem = multinode_mp_problem("nvcr.io/nvidia/vllm:25.11-py3", {**LAB_IMAGE, "vllm_version": version})
+    if refused:
+        assert problem == (
+            f"nvcr.io/nvidia/vllm:25.11-py3 has vLLM {version}, whose `vllm serve` has no --nnodes: the mp executor spans nodes "
+            "with it from vLLM 0.11.1 on. Use an image with vLLM 0.11.1 or later, or the Ray executor (vllm_serve_executor: ray, "
+            "with an image that has Ray)."
+        )
+    else:
+        assert problem is None
+
+
+def test_the_rdma_libraries_nccl_needs_are_required_where_the_fabric_is_roce():
+    # The lab vLLM image holds Debian's libibverbs1 and ibverbs-providers (lab/vllm-image/packages.txt).
+    assert LAB_IMAGE["rdma_libraries"] == {
+        "libibverbs": "/lib/x86_64-linux-gnu/libibverbs.so.1",
+        "mlx5": "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so",
+    }
+    assert rdma_problem("lab", LAB_IMAGE) is None
+    # The lab node image holds neither.
+    node = parse_probe_output(fixture("no-vllm-lab-node.probe.txt"))
+    assert node["rdma_libraries"] == {"libibverbs": None, "mlx5": None}
+    assert rdma_problem("sparkinfer-lab-node:latest", node) == (
+        "sparkinfer-lab-node:latest lacks libibverbs.so.1 (package libibverbs1) and the mlx5 verbs provider "
+        "libibverbs/libmlx5-rdmav*.so (package ibverbs-providers): NCCL in its containers cannot use the ConnectX-7's RoCE "
+        "and falls back to TCP sockets. Use an image with rdma-core's user-space libraries (NVIDIA's vLLM images have them), "
+        "or set vllm_image_rdma: false where the fabric is meant to run over sockets."
+    )
+    # One of the two missing is named alone.
+    assert rdma_problem("img", {"rdma_libraries": {**LAB_IMAGE["rdma_libraries"], "mlx5": None}}).startswith(
+        "img lacks the mlx5 verbs provider libibverbs/libmlx5-rdmav*.so (package ibverbs-providers): NCCL"
+    )

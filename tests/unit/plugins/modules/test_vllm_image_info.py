@@ -85,6 +85,27 @@ def test_the_ray_executor_needs_ray_in_the_image(cache):
     assert "has no working ray (ModuleNotFoundError: No module named 'ray'), which the Ray executor needs" in failure.value.result["msg"]
 
 
+def test_the_mp_executor_across_nodes_needs_an_image_whose_vllm_has_nnodes(cache):
+    passed = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_multinode_mp": True}, docker_answering("vllm-cpu-0.32.0-lab"))
+    assert passed["vllm_image"]["vllm_version"] == "0.32.0"
+    # The same image's probe answer with vLLM 0.11.0 (NGC 25.11's), the last release without --nnodes.
+    commands = docker_answering("vllm-cpu-0.32.0-lab")
+    old_answer = fixture("vllm-cpu-0.32.0-lab.probe.txt").replace('"vllm_version": "0.32.0"', '"vllm_version": "0.11.0"')
+    assert old_answer != fixture("vllm-cpu-0.32.0-lab.probe.txt")
+    commands.answers[probe_argv("vllm-cpu-0.32.0-lab")] = (0, old_answer, "")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache / "old"), "image": IMAGE, "require_multinode_mp": True}, commands)
+    assert failure.value.result["msg"].startswith("sparkinfer-lab-vllm:latest has vLLM 0.11.0, whose `vllm serve` has no --nnodes")
+
+
+def test_roce_needs_an_image_with_the_rdma_libraries(cache):
+    passed = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_rdma": True}, docker_answering("vllm-cpu-0.32.0-lab"))
+    assert passed["vllm_image"]["rdma_libraries"]["libibverbs"]
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_rdma": True}, docker_answering("no-vllm-lab-node"))
+    assert "lacks libibverbs.so.1 (package libibverbs1) and the mlx5 verbs provider" in failure.value.result["msg"]
+
+
 def test_an_image_for_another_cpu_fails_before_any_probe(cache):
     commands = docker_answering("vllm-cpu-0.32.0-lab")
     with pytest.raises(ModuleFail) as failure:
@@ -199,7 +220,7 @@ def test_check_mode_starts_no_probe_container_and_says_what_it_did_not_check(cac
     assert (result["changed"], result["missing_architectures"]) == (False, [])
     assert (image["present"], image["probe_skipped"], image["probe_cached"], "vllm_version" in image) == (True, True, False, False)
     assert image["entrypoint"] == ["vllm", "serve"]
-    assert "model_architectures and require_ray were not checked" in warn.call_args.args[0]
+    assert "model_architectures and the require_* checks that need them were not made" in warn.call_args.args[0]
     assert not cache.exists()
 
 

@@ -1,0 +1,99 @@
+"""netplan_fabric_claims: the fabric interfaces' entries taken out of the other netplan files, on NVIDIA's own files.
+
+Fixtures and their sources: tests/unit/plugins/filter/fixtures/netplan/SOURCES.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.filter.netplan import FilterModule, netplan_fabric_claims
+
+FIXTURES = Path(__file__).parent / "fixtures" / "netplan"
+TWINS = ["enp1s0f1np1", "enP2p1s0f1np1"]
+OWNER = "/etc/netplan/40-sparkinfer-fabric.yaml"
+
+
+def slurped(path: str, text: str) -> dict:
+    """What ansible.builtin.slurp returns for a file."""
+    return {"source": path, "content": base64.b64encode(text.encode()).decode(), "encoding": "base64"}
+
+
+def fixture(name: str, path: str = "/etc/netplan/40-cx7.yaml") -> dict:
+    return slurped(path, (FIXTURES / name).read_text())
+
+
+def test_the_filter_is_registered():
+    assert FilterModule().filters() == {"netplan_fabric_claims": netplan_fabric_claims}
+
+
+def test_nvidias_static_file_loses_both_twins_and_says_where_they_went():
+    [claim] = netplan_fabric_claims([fixture("nvidia-40-cx7-static-node1.yaml")], TWINS, OWNER)
+    assert claim["path"] == "/etc/netplan/40-cx7.yaml"
+    assert claim["interfaces"] == TWINS
+    assert claim["content"].startswith(f"# sparkinfer.cluster moved enp1s0f1np1, enP2p1s0f1np1 out of this file into {OWNER}")
+    assert yaml.safe_load(claim["content"]) == {"network": {"version": 2}}
+
+
+def test_nvidias_link_local_file_keeps_the_interface_of_the_other_port():
+    [claim] = netplan_fabric_claims([fixture("nvidia-cx7-netplan-link-local.yaml")], TWINS, OWNER)
+    assert claim["interfaces"] == ["enp1s0f1np1"]
+    assert yaml.safe_load(claim["content"]) == {"network": {"version": 2, "ethernets": {"enp1s0f0np0": {"link-local": ["ipv4"]}}}}
+
+
+def test_files_that_do_not_name_a_twin_are_left_alone():
+    others = [
+        slurped("/etc/netplan/01-network-manager-all.yaml", "network:\n  version: 2\n  renderer: NetworkManager\n"),
+        slurped("/etc/netplan/empty.yaml", ""),
+    ]
+    assert netplan_fabric_claims(others, TWINS, OWNER) == []
+
+
+def test_every_file_that_names_a_twin_is_claimed_in_order():
+    claims = netplan_fabric_claims(
+        [fixture("nvidia-cx7-netplan-link-local.yaml", "/etc/netplan/30-link-local.yaml"), fixture("nvidia-40-cx7-static-node1.yaml")], TWINS, OWNER
+    )
+    assert [(claim["path"], claim["interfaces"]) for claim in claims] == [
+        ("/etc/netplan/30-link-local.yaml", ["enp1s0f1np1"]),
+        ("/etc/netplan/40-cx7.yaml", TWINS),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("network", "named"),
+    [
+        ({"bonds": {"bond0": {"interfaces": TWINS, "addresses": ["10.0.0.1/24"]}}}, "bonds.bond0.interfaces names enp1s0f1np1"),
+        ({"bridges": {"br0": {"interfaces": ["enP2p1s0f1np1"]}}}, "bridges.br0.interfaces names enP2p1s0f1np1"),
+        ({"vlans": {"vlan10": {"id": 10, "link": "enp1s0f1np1"}}}, "vlans.vlan10.link names enp1s0f1np1"),
+    ],
+    ids=["bond", "bridge", "vlan"],
+)
+def test_a_twin_that_another_device_uses_is_refused_naming_the_file_and_device(network, named):
+    text = yaml.safe_dump({"network": {"version": 2, **network}})
+    with pytest.raises(AnsibleFilterError, match=re.escape(f"/etc/netplan/60-bond.yaml: {named}") + ".*Nothing was written"):
+        netplan_fabric_claims([slurped("/etc/netplan/60-bond.yaml", text)], TWINS, OWNER)
+
+
+def test_a_file_that_is_not_yaml_is_named():
+    with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/bad.yaml is not readable netplan YAML")):
+        netplan_fabric_claims([slurped("/etc/netplan/bad.yaml", "network: [\n")], TWINS, OWNER)
+
+
+def test_a_networkmanager_profile_that_matches_a_twin_by_name_is_claimed():
+    # NetworkManager keys its profiles NM-<uuid> and names the interface in match.name (here enp1s0).
+    [claim] = netplan_fabric_claims([fixture("networkmanager-90-NM-ethernet.yaml", "/etc/netplan/90-NM-0f7a33ac.yaml")], ["enp1s0"], OWNER)
+    assert claim["interfaces"] == ["enp1s0"]
+    assert yaml.safe_load(claim["content"]) == {"network": {"version": 2}}
+    assert netplan_fabric_claims([fixture("networkmanager-90-NM-ethernet.yaml")], TWINS, OWNER) == []
+
+
+def test_a_pattern_that_takes_in_a_twin_with_other_interfaces_is_refused():
+    text = yaml.safe_dump({"network": {"version": 2, "ethernets": {"all-cx7": {"match": {"name": "enp1s0f*"}, "mtu": 9000}}}})
+    with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/50-all.yaml: ethernets.all-cx7.match.name 'enp1s0f*' takes in enp1s0f1np1")):
+        netplan_fabric_claims([slurped("/etc/netplan/50-all.yaml", text)], TWINS, OWNER)
