@@ -173,36 +173,93 @@ def docker_answers(host) -> bool:
 
 
 NO_RUNTIMES = '{"runtimes": {}}'
+# docker.service allows 3 starts in 60 s (StartLimitBurst); these tests restart it more often than that.
+RESTART_DOCKER = "systemctl reset-failed docker.service && systemctl restart docker"
+RUNTIME_MISSING = "on molecule-gb10-host has no nvidia runtime (runtimes: io.containerd.runc.v2, io.containerd.runtime.v1.linux, runc)"
+WITHOUT_RUNTIME = f"cp /etc/docker/daemon.json /etc/docker/daemon.json.away && echo '{NO_RUNTIMES}' > /etc/docker/daemon.json && {RESTART_DOCKER}"
+RUNTIME_BACK = f"mv /etc/docker/daemon.json.away /etc/docker/daemon.json && {RESTART_DOCKER}"
 
 
 @pytest.mark.parametrize(
-    ("break_it", "mend_it", "message"),
+    ("break_it", "mend_it", "extra", "message"),
     [
         (
             "mv /usr/bin/nvidia-smi /usr/bin/nvidia-smi.away",
             "mv /usr/bin/nvidia-smi.away /usr/bin/nvidia-smi",
+            {},
             "nvidia-smi lists no GPU on molecule-gb10-host (nvidia-smi not found: the NVIDIA driver is not installed).",
         ),
         (
             "systemctl stop docker.socket docker.service",
-            "systemctl start docker.service",
+            "systemctl reset-failed docker.service && systemctl start docker.service",
+            {},
             "Docker does not answer on molecule-gb10-host: /usr/bin/docker info got no answer from the Docker daemon",
         ),
         (
-            f"cp /etc/docker/daemon.json /etc/docker/daemon.json.away && echo '{NO_RUNTIMES}' > /etc/docker/daemon.json && systemctl restart docker",
-            "mv /etc/docker/daemon.json.away /etc/docker/daemon.json && systemctl restart docker",
-            "on molecule-gb10-host has no nvidia runtime (runtimes: io.containerd.runc.v2, io.containerd.runtime.v1.linux, runc)",
+            f"{WITHOUT_RUNTIME} && mv /usr/bin/nvidia-ctk /usr/bin/nvidia-ctk.away",
+            f"mv /usr/bin/nvidia-ctk.away /usr/bin/nvidia-ctk && {RUNTIME_BACK}",
+            {},
+            f"{RUNTIME_MISSING}, so containers cannot reach the GPU, and /usr/bin/nvidia-ctk (gb10_host_nvidia_ctk_path) is not an executable file.",
+        ),
+        (
+            WITHOUT_RUNTIME,
+            RUNTIME_BACK,
+            {"gb10_host_configure_nvidia_runtime": False},
+            f"{RUNTIME_MISSING}, so containers cannot reach the GPU, and the role may not register it (gb10_host_configure_nvidia_runtime is false).",
         ),
     ],
-    ids=["no-nvidia-smi", "docker-down", "no-nvidia-runtime"],
+    ids=["no-nvidia-smi", "docker-down", "no-nvidia-runtime-no-nvidia-ctk", "no-nvidia-runtime-not-to-be-registered"],
 )
-def test_preflight_refuses_a_host_without_the_driver_docker_or_the_nvidia_runtime_and_changes_nothing(host, break_it, mend_it, message):
+def test_preflight_refuses_a_host_without_the_driver_docker_or_the_nvidia_runtime_and_changes_nothing(host, break_it, mend_it, extra, message):
     host.check_output(break_it)
     try:
-        rc, output = run_converge()
+        rc, output = run_converge("-e", json.dumps(extra))
     finally:
         host.check_output(mend_it)
     assert rc == 2, output[-2000:]
     assert message in output, output[-2000:]
     assert re.search(r"molecule-gb10-host : ok=\d+ changed=0 .*failed=1 ", output), output[-2000:]
+    assert docker_answers(host)
+
+
+NVIDIA_RUNTIME_TASK = re.compile(r"TASK \[sparkinfer\.cluster\.gb10_host : NVIDIA runtime \| ([^\]]+)\] \*+ (\w+): \[molecule-gb10-host\]")
+
+
+def test_role_registers_the_nvidia_runtime_docker_lacks_with_nvidia_ctk_and_keeps_the_other_settings(host):
+    # A Docker with a setting of its own and no nvidia runtime, as on a host where the toolkit was installed but
+    # never configured: check mode tells the restart, changes nothing; a run registers the runtime and restarts once.
+    own_settings = {"labels": ["sparkinfer-lab=own-setting"]}
+    settings_only = f"echo '{json.dumps(own_settings)}' > /etc/docker/daemon.json"
+    host.check_output(f"cp /etc/docker/daemon.json /etc/docker/daemon.json.away && {settings_only} && {RESTART_DOCKER}")
+    try:
+        rc, output = run_converge("--check")
+        assert rc == 0, output[-2000:]
+        assert [match.groups() for match in NVIDIA_RUNTIME_TASK.finditer(output)] == [
+            ("Register the NVIDIA runtime in Docker's daemon.json with nvidia-ctk", "skipping"),
+            ("Restart Docker so that it loads the runtime", "changed"),
+            ("Read Docker's runtimes again", "skipping"),
+            ("Assert Docker now has the nvidia runtime", "skipping"),
+        ], output[-3000:]
+        assert re.search(r"molecule-gb10-host : ok=\d+ changed=1 ", output), output[-2000:]
+        assert json.loads(host.file("/etc/docker/daemon.json").content_string) == own_settings
+
+        host.check_output("systemctl reset-failed docker.service")
+        rc, output = run_converge()
+        assert rc == 0, output[-2000:]
+        assert [match.groups() for match in NVIDIA_RUNTIME_TASK.finditer(output)] == [
+            ("Register the NVIDIA runtime in Docker's daemon.json with nvidia-ctk", "changed"),
+            ("Restart Docker so that it loads the runtime", "changed"),
+            ("Read Docker's runtimes again", "ok"),
+            ("Assert Docker now has the nvidia runtime", "ok"),
+        ], output[-3000:]
+        assert re.search(r"molecule-gb10-host : ok=\d+ changed=2 ", output), output[-2000:]
+        assert json.loads(host.file("/etc/docker/daemon.json").content_string) == {
+            **own_settings,
+            "runtimes": {"nvidia": {"args": [], "path": "nvidia-container-runtime"}},
+        }
+        runtimes = json.loads(host.check_output("docker info --format '{{json .Runtimes}}'"))
+        assert runtimes["nvidia"] == {"path": "nvidia-container-runtime"}
+        assert json.loads(host.check_output("docker info --format '{{json .Labels}}'")) == own_settings["labels"]
+    finally:
+        host.check_output(RUNTIME_BACK)
     assert docker_answers(host)
