@@ -280,6 +280,13 @@ def drill_container():
             120,
         ),
         ({"vllm_serve_memory_reserve_gib": 4096}, "The memory plan refuses this launch", False, 120),
+        (
+            # As if the lab machine were a GB10, whose start-up check asks for utilization x total free: no machine has 99 % free.
+            {"vllm_serve_memory_startup_free_gib": 1000, "vllm_serve_gpu_memory_utilization": 0.99},
+            "serve-spark-1 has less memory free than vLLM's start-up check asks for, so no rank was started",
+            False,
+            120,
+        ),
         ({"vllm_serve_executor": "slurm"}, "vllm_serve_executor must be one of: mp, ray", False, 120),
         ({"vllm_serve_tls_certfile": "/etc/sparkinfer/cert.pem"}, "set both vllm_serve_tls_certfile and vllm_serve_tls_keyfile", False, 120),
         (
@@ -303,6 +310,7 @@ def drill_container():
         "wrong-architecture",
         "ray-executor-without-ray",
         "memory-plan",
+        "memory-free-at-start",
         "bad-executor",
         "tls-half",
         "tls-missing",
@@ -336,6 +344,11 @@ def drop_results(output: str) -> list[str]:
     return re.findall(r"TASK \[sparkinfer\.cluster\.vllm_serve : Launch \| Drop the page cache before the ranks start\] \*+ (\w+): ", output)
 
 
+def free_memory_reads(output: str) -> list[str]:
+    """What each node did at the read of its free memory before the ranks start."""
+    return re.findall(r"TASK \[sparkinfer\.cluster\.vllm_serve : Launch \| Read the memory left free on the nodes that start a rank\] \*+ (\w+): ", output)
+
+
 def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_rerun_starts_and_drops_nothing(drill_container):
     head, follower = node("serve-spark-1"), node("serve-spark-2")
     tls = "/etc/sparkinfer/drill-tls"
@@ -348,12 +361,15 @@ def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_re
     )
     try:
         tls_vars = {"vllm_serve_tls_certfile": f"{tls}/cert.pem", "vllm_serve_tls_keyfile": f"{tls}/key.pem", "vllm_serve_tls_ca_file": f"{tls}/cert.pem"}
-        override = single_node_override(**tls_vars, vllm_serve_rdma=True, vllm_serve_drop_page_cache=True)
+        # As if the lab machine were a GB10, with a utilization whose share of memory is surely free after the drop.
+        startup_check = {"vllm_serve_memory_startup_free_gib": 1000, "vllm_serve_gpu_memory_utilization": 0.05, "vllm_serve_memory_reserve_gib": 0}
+        override = single_node_override(**tls_vars, **startup_check, vllm_serve_rdma=True, vllm_serve_drop_page_cache=True)
         code, output = run_role(SCENARIO, override, limit="serve-spark-1")
         # The gate's readiness probe and the smoke test went over HTTPS, verifying the certificate.
         assert code == 0, output[-3000:]
-        # The rank was about to start: its node dropped the page cache first.
+        # The rank was about to start: its node dropped the page cache first, then read what was left free.
         assert drop_results(output) == ["changed"], output[-3000:]
+        assert free_memory_reads(output) == ["ok"], output[-3000:]
         record = json.loads(head.file(f"/etc/sparkinfer/{drill_container}.json").content_string)
         assert record["endpoint"] == f"https://{HEAD_MGMT_IP}:8011/v1"
         args = json.loads(head.check_output(f"docker inspect --format '{{{{json .Args}}}}' {drill_container}"))
@@ -377,6 +393,7 @@ def test_a_rank_with_tls_rdma_and_the_page_cache_drop_serves_https_only_and_a_re
         code, output = run_role(SCENARIO, override, limit="serve-spark-1")
         assert code == 0, output[-3000:]
         assert drop_results(output) == ["skipping"], output[-3000:]
+        assert free_memory_reads(output) == ["skipping"], output[-3000:]
         assert re.search(r"serve-spark-1 *: ok=\d+ +changed=0 ", output), output[-3000:]
     finally:
         head.run(f"rm -rf {tls} {RDMA_DIR}")
