@@ -18,6 +18,9 @@ from dataclasses import asdict, dataclass
 # The name nvidia-ctk registers the NVIDIA container runtime under
 # (`nvidia-ctk runtime configure --runtime=docker`).
 NVIDIA_RUNTIME = "nvidia"
+# What DriverStatus holds when the engine keeps images in containerd's store (Docker Desktop and Docker 29's default,
+# `"features": {"containerd-snapshotter": true}` before): `Driver` is then `overlayfs`, the snapshotter's.
+CONTAINERD_STORE_STATUS = ["driver-type", "io.containerd.snapshotter.v1"]
 DOCKER_INFO_ARGS = ("info", "--format", "{{json .}}")
 
 
@@ -33,6 +36,8 @@ class DockerInfo:
     nvidia_runtime_path: str | None
     cgroup_driver: str | None
     storage_driver: str | None
+    # "containerd" or "classic" (the graph drivers'), None when no daemon answered.
+    image_store: str | None
     root_dir: str | None
     server_errors: tuple[str, ...]
 
@@ -70,6 +75,10 @@ def parse_docker_info(text: str) -> DockerInfo:
     if not isinstance(runtimes, dict):
         raise DockerInfoParseError(f"docker info Runtimes is a {type(runtimes).__name__}, not an object of runtimes")
     nvidia = runtimes.get(NVIDIA_RUNTIME)
+    driver_status = document.get("DriverStatus") or []
+    if not isinstance(driver_status, list):
+        raise DockerInfoParseError(f"docker info DriverStatus is a {type(driver_status).__name__}, not a list of pairs")
+    storage_driver = _text(document.get("Driver"))
     errors = document.get("ServerErrors") or []
     if not isinstance(errors, list):
         raise DockerInfoParseError(f"docker info ServerErrors is a {type(errors).__name__}, not a list of messages")
@@ -79,7 +88,8 @@ def parse_docker_info(text: str) -> DockerInfo:
         default_runtime=_text(document.get("DefaultRuntime")),
         nvidia_runtime_path=_text(nvidia.get("path")) if isinstance(nvidia, dict) else None,
         cgroup_driver=_text(document.get("CgroupDriver")),
-        storage_driver=_text(document.get("Driver")),
+        storage_driver=storage_driver,
+        image_store=("containerd" if CONTAINERD_STORE_STATUS in driver_status else "classic") if storage_driver else None,
         root_dir=_text(document.get("DockerRootDir")),
         server_errors=tuple(str(error).strip() for error in errors if str(error).strip()),
     )

@@ -210,6 +210,16 @@ ansible_facts:
           type: str
           returned: always
           sample: overlay2
+        docker_image_store:
+          description:
+            - Where the engine keeps images, C(containerd) (its image store, C(DriverStatus) C(driver-type)
+              C(io.containerd.snapshotter.v1); Docker Desktop's and Docker 29's default) or C(classic) (a graph driver such as
+              C(overlay2)); null when no daemon answered.
+            - On the containerd store an image's C(Id) is its index's or manifest's digest, which C(docker save --platform)
+              changes; the vllm_image role compares images by a fingerprint instead.
+          type: str
+          returned: always
+          sample: classic
         docker_root_dir:
           description: The engine's data directory (C(DockerRootDir)), where images are stored.
           type: str
@@ -349,6 +359,7 @@ class Gb10Facts:
             "docker_default_runtime": None,
             "docker_cgroup_driver": None,
             "docker_storage_driver": None,
+            "docker_image_store": None,
             "docker_root_dir": None,
         }
         name = self.module.params["docker_path"]
@@ -380,6 +391,7 @@ class Gb10Facts:
             docker_default_runtime=info.default_runtime,
             docker_cgroup_driver=info.cgroup_driver,
             docker_storage_driver=info.storage_driver,
+            docker_image_store=info.image_store,
             docker_root_dir=info.root_dir,
             docker_error=None,
         )

@@ -83,6 +83,7 @@ def test_gb10_facts_report_the_gpu_docker_memory_and_disk(host):
     assert facts["docker_nvidia_runtime_path"] == "nvidia-container-runtime"
     assert facts["docker_default_runtime"] == "runc"
     assert facts["docker_root_dir"] == "/var/lib/docker"
+    assert facts["docker_image_store"] == "classic"
     # The model directory exists after the role; the sub-directory asked for does not.
     assert facts["disk_path_checked"] == MODEL_DIR
     df_kib = host.run(f"df -Pk {MODEL_DIR} | awk 'NR==2 {{print $2, $4}}'").stdout.split()

@@ -26,6 +26,7 @@ def test_lab_node_with_the_nvidia_runtime_registered():
         "nvidia_runtime": True,
         "cgroup_driver": "cgroupfs",
         "storage_driver": "vfs",
+        "image_store": "classic",
         "root_dir": "/var/lib/docker",
         "server_errors": [],
     }
@@ -56,7 +57,22 @@ def test_engines_without_the_nvidia_runtime(name):
 
 def test_lab_host_engine_uses_overlay2():
     info = parse_docker_info(fixture("docker-info-client-28.2.2-server-20.10.24-lab-host.json"))
-    assert (info.storage_driver, info.cgroup_driver) == ("overlay2", "cgroupfs")
+    assert (info.storage_driver, info.cgroup_driver, info.image_store) == ("overlay2", "cgroupfs", "classic")
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "driver", "store"),
+    [
+        ("docker-info-28.5.2-containerd-store.json", "28.5.2+dfsg4", "overlayfs", "containerd"),
+        ("docker-engine-info-28.2.2-docker-desktop-wsl2-nvidia.json", "28.2.2", "overlayfs", "containerd"),
+        ("docker-info-26.1.5-containerd-store.json", "26.1.5+dfsg1", "overlayfs", "containerd"),
+        # The same engine as the first, without "features": {"containerd-snapshotter": true}.
+        ("docker-info-28.5.2-classic-store.json", "28.5.2+dfsg4", "overlay2", "classic"),
+    ],
+)
+def test_the_image_store_is_read_from_the_driver_status(name, version, driver, store):
+    info = parse_docker_info(fixture(name))
+    assert (info.server_version, info.storage_driver, info.image_store) == (version, driver, store)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +94,7 @@ def test_old_client_reaching_no_daemon_reports_server_errors(name, error):
 def test_new_client_reaching_no_daemon_prints_empty_server_fields():
     info = parse_docker_info(fixture("docker-info-28.2.2-daemon-down.json"))
     assert not info.answered
-    assert (info.server_version, info.runtimes, info.server_errors, info.default_runtime) == (None, (), (), None)
+    assert (info.server_version, info.runtimes, info.server_errors, info.default_runtime, info.image_store) == (None, (), (), None, None)
 
 
 def test_output_that_is_not_json_is_refused():
@@ -95,6 +111,8 @@ def test_a_document_of_another_shape_is_refused():
         parse_docker_info(json.dumps([document]))
     with pytest.raises(DockerInfoParseError, match="Runtimes is a list"):
         parse_docker_info(json.dumps({**document, "Runtimes": sorted(document["Runtimes"])}))
+    with pytest.raises(DockerInfoParseError, match="DriverStatus is a dict"):
+        parse_docker_info(json.dumps({**document, "DriverStatus": {"driver-type": "io.containerd.snapshotter.v1"}}))
     errors = json.loads(fixture("docker-info-20.10.24-daemon-down.json"))
     with pytest.raises(DockerInfoParseError, match="ServerErrors is a str"):
         parse_docker_info(json.dumps({**errors, "ServerErrors": errors["ServerErrors"][0]}))

@@ -75,6 +75,7 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
         "docker_default_runtime": "runc",
         "docker_cgroup_driver": "cgroupfs",
         "docker_storage_driver": "vfs",
+        "docker_image_store": "classic",
         "docker_root_dir": "/var/lib/docker",
         "docker_error": None,
     }
@@ -91,6 +92,11 @@ def test_engine_without_the_nvidia_runtime(args):
     assert facts["docker_nvidia_runtime"] is False
     assert facts["docker_nvidia_runtime_path"] is None
     assert facts["docker_storage_driver"] == "overlay2"
+
+
+def test_engine_with_the_containerd_image_store(args):
+    facts = gb10_facts_of(args, real_gb10("docker-info-28.5.2-containerd-store.json"))
+    assert (facts["docker_version"], facts["docker_storage_driver"], facts["docker_image_store"]) == ("28.5.2+dfsg4", "overlayfs", "containerd")
 
 
 def test_existing_model_directory_is_measured_itself(args, tmp_path):
