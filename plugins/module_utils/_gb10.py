@@ -15,21 +15,22 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-# The --query-gpu fields gb10_facts asks for, in order. On GB10 the memory fields print
-# "[N/A]" because the GPU has no framebuffer of its own (unified memory).
+# The GPU query gb10_facts asks, in order, and its format: the query of a real GB10 output (a DGX Spark probe's,
+# tests/unit/plugins/module_utils/fixtures/gb10/SOURCES.md), so that the module's test answers it with that output.
+# gpu_name is nvidia-smi's alias of name. On GB10 memory.total prints "[N/A]": the GPU has no framebuffer of its own.
 GPU_QUERY_FIELDS = (
     "index",
-    "name",
-    "uuid",
+    "gpu_name",
     "pci.bus_id",
-    "compute_cap",
     "driver_version",
+    "compute_cap",
+    "temperature.gpu",
+    "pstate",
     "memory.total",
-    "memory.used",
 )
+GPU_QUERY_FORMAT = "csv,noheader,nounits"
 
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
-_HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]$")
 _SMI_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)")
 # ASCII only: /proc/meminfo is ASCII, and digits of other scripts (Arabic-Indic, fullwidth) must not read as figures.
 _MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$", re.ASCII)
@@ -43,12 +44,12 @@ class Gb10ParseError(ValueError):
 class GpuRecord:
     index: int
     name: str
-    uuid: str | None
     pci_bus_id: str | None
-    compute_cap: str | None
     driver_version: str | None
+    compute_cap: str | None
+    temperature_c: int | None
+    pstate: str | None
     memory_total_mib: int | None
-    memory_used_mib: int | None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -69,45 +70,35 @@ def _value(raw: str) -> str | None:
     return None if raw in _NOT_AVAILABLE else raw
 
 
-def _mib(raw: str | None) -> int | None:
+def _number(raw: str | None, what: str) -> int | None:
     if raw is None:
         return None
-    number = raw.split()[0]
     try:
-        return int(float(number))
-    except (ValueError, OverflowError) as exc:  # "nan" and "inf" parse as floats but are no number of MiB
-        raise Gb10ParseError(f"memory value {raw!r} is not a number of MiB") from exc
+        return int(float(raw))
+    except (ValueError, OverflowError) as exc:  # "nan" and "inf" parse as floats but are no figure
+        raise Gb10ParseError(f"{what} {raw!r} is not a number") from exc
 
 
-def parse_gpu_query_csv(text: str) -> list[GpuRecord]:
-    """Parse `nvidia-smi --query-gpu=FIELDS --format=csv` (header line included) for any FIELDS with name."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        return []
-    header = [_HEADER_UNIT.sub("", column).strip() for column in lines[0].split(",")]
-    if "name" not in header:
-        raise Gb10ParseError(f"nvidia-smi CSV header {lines[0]!r} lacks name")
+def parse_gpu_query(text: str) -> list[GpuRecord]:
+    """Parse what `nvidia-smi --query-gpu=<GPU_QUERY_FIELDS> --format=<GPU_QUERY_FORMAT>` printed: one row per GPU."""
     records = []
-    for position, line in enumerate(lines[1:]):
+    for line in (line for line in text.splitlines() if line.strip()):
         cells = [cell.strip() for cell in line.split(",")]
-        if len(cells) != len(header):
-            raise Gb10ParseError(f"nvidia-smi CSV row {line!r} has {len(cells)} fields, the header has {len(header)}")
-        row = dict(zip(header, cells))
-        try:
-            # Without an index column, rows come in GPU index order.
-            index = int(row.get("index", position))
-        except ValueError as exc:
-            raise Gb10ParseError(f"nvidia-smi CSV row {line!r} has no numeric GPU index") from exc
+        if len(cells) != len(GPU_QUERY_FIELDS):
+            raise Gb10ParseError(f"nvidia-smi query row {line!r} has {len(cells)} fields, the query asks for {len(GPU_QUERY_FIELDS)}")
+        row = dict(zip(GPU_QUERY_FIELDS, cells))
+        if not row["index"].isdigit():
+            raise Gb10ParseError(f"nvidia-smi query row {line!r} has no numeric GPU index")
         records.append(
             GpuRecord(
-                index=index,
-                name=row["name"],
-                uuid=_value(row.get("uuid", "")),
-                pci_bus_id=_value(row.get("pci.bus_id", "")),
-                compute_cap=_value(row.get("compute_cap", "")),
-                driver_version=_value(row.get("driver_version", "")),
-                memory_total_mib=_mib(_value(row.get("memory.total", ""))),
-                memory_used_mib=_mib(_value(row.get("memory.used", ""))),
+                index=int(row["index"]),
+                name=row["gpu_name"],
+                pci_bus_id=_value(row["pci.bus_id"]),
+                driver_version=_value(row["driver_version"]),
+                compute_cap=_value(row["compute_cap"]),
+                temperature_c=_number(_value(row["temperature.gpu"]), "GPU temperature"),
+                pstate=_value(row["pstate"]),
+                memory_total_mib=_number(_value(row["memory.total"]), "memory.total (MiB)"),
             )
         )
     return records

@@ -110,12 +110,12 @@ ansible_facts:
           sample:
             - index: 0
               name: NVIDIA GB10
-              uuid: GPU-a1b2c3d4-0000-0000-0000-000000000000
               pci_bus_id: 0000000F:01:00.0
+              driver_version: "580.142"
               compute_cap: "12.1"
-              driver_version: 580.95.05
+              temperature_c: 52
+              pstate: P0
               memory_total_mib: null
-              memory_used_mib: null
         driver_version:
           description: The NVIDIA driver version, or null without a working C(nvidia-smi).
           type: str
@@ -265,11 +265,12 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info im
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     GPU_QUERY_FIELDS,
+    GPU_QUERY_FORMAT,
     Gb10ParseError,
     disk_space,
     driver_branch,
     nearest_existing_path,
-    parse_gpu_query_csv,
+    parse_gpu_query,
     parse_meminfo,
     parse_smi_banner,
 )
@@ -305,11 +306,11 @@ class Gb10Facts:
         if smi is None:
             facts["nvidia_smi_error"] = f"{self.module.params['nvidia_smi_path']} not found: the NVIDIA driver is not installed"
             return facts
-        rc, out, err = self._run_smi(smi, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
+        rc, out, err = self._run_smi(smi, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", f"--format={GPU_QUERY_FORMAT}")
         if rc != 0:
             facts["nvidia_smi_error"] = f"{smi} --query-gpu failed with rc={rc}: {(err or out).strip()}"
             return facts
-        gpus = parse_gpu_query_csv(out)
+        gpus = parse_gpu_query(out)
         facts["gpus"] = [gpu.as_dict() for gpu in gpus]
         rc, banner_out, err = self._run_smi(smi)
         if rc != 0:

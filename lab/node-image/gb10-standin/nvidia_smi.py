@@ -16,10 +16,14 @@ HERE = Path("/usr/share/sparkinfer-gb10-standin")
 QUERY_FIELDS = {
     "index": (None, "0"),
     "name": (None, "NVIDIA GB10"),
+    "gpu_name": (None, "NVIDIA GB10"),
     "uuid": (None, "GPU-d51f1f69-4063-9beb-b3e9-734334ec9006"),
     "pci.bus_id": (None, "0000000F:01:00.0"),
     "compute_cap": (None, "12.1"),
     "driver_version": (None, "580.173.02"),
+    # Another GB10's (driver 580.142), the only real answer known for these two fields.
+    "temperature.gpu": (None, "52"),
+    "pstate": (None, "P0"),
     "memory.total": ("MiB", "[N/A]"),
     "memory.used": ("MiB", "[N/A]"),
     "memory.free": ("MiB", "[N/A]"),

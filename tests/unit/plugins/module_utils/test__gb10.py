@@ -11,7 +11,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     disk_space,
     driver_branch,
     nearest_existing_path,
-    parse_gpu_query_csv,
+    parse_gpu_query,
     parse_meminfo,
     parse_smi_banner,
 )
@@ -38,45 +38,23 @@ def test_banner_missing_is_refused():
         parse_smi_banner(table_without_banner)
 
 
-def test_query_with_units_in_header_and_unified_memory():
-    (gpu,) = parse_gpu_query_csv(fixture("query-index-name-memory-csv.txt"))
+def test_the_query_of_a_real_gb10():
+    (gpu,) = parse_gpu_query(fixture("query-gb10-facts-fields-noheader-nounits-580.142.txt"))
     assert gpu.as_dict() == {
         "index": 0,
         "name": "NVIDIA GB10",
-        "uuid": None,
-        "pci_bus_id": None,
-        "compute_cap": None,
-        "driver_version": None,
+        "pci_bus_id": "0000000F:01:00.0",
+        "driver_version": "580.142",
+        "compute_cap": "12.1",
+        "temperature_c": 52,
+        "pstate": "P0",
+        # Unified memory: the GPU has no memory of its own to report.
         "memory_total_mib": None,
-        "memory_used_mib": None,
     }
 
 
-def test_query_of_name_and_driver():
-    (gpu,) = parse_gpu_query_csv(fixture("query-name-driver-csv.txt"))
-    assert (gpu.index, gpu.name, gpu.driver_version, gpu.compute_cap) == (0, "NVIDIA GB10", "580.173.02", None)
-
-
 def test_empty_query_output_means_no_gpu():
-    assert parse_gpu_query_csv("") == []
-
-
-def test_query_header_without_name_is_refused():
-    header, row = fixture("query-name-driver-csv.txt").splitlines()
-    with pytest.raises(Gb10ParseError, match="lacks name"):
-        parse_gpu_query_csv(f"{header.replace('name, ', '')}\n{row}\n")
-
-
-def test_query_row_cut_short_is_refused():
-    header, row = fixture("query-index-name-memory-csv.txt").splitlines()
-    with pytest.raises(Gb10ParseError, match="has 3 fields, the header has 4"):
-        parse_gpu_query_csv(f"{header}\n{row.rsplit(',', 1)[0]}\n")
-
-
-def test_query_row_with_non_numeric_memory_is_refused():
-    text = fixture("query-index-name-memory-csv.txt").replace("[N/A]", "unknown")
-    with pytest.raises(Gb10ParseError, match="not a number of MiB"):
-        parse_gpu_query_csv(text)
+    assert parse_gpu_query("") == []
 
 
 def test_meminfo_of_a_real_host():
@@ -130,11 +108,30 @@ def test_disk_space_counts_what_unprivileged_users_may_use():
 # Malformed input below is synthetic, written here to exercise the parser's refusals; it is no captured output.
 
 
-@pytest.mark.parametrize("figure", ["inf", "-inf", "1e400", "nan"])
-def test_query_row_with_a_memory_figure_that_is_no_number_of_mib_is_refused(figure):
-    text = fixture("query-index-name-memory-csv.txt").replace("[N/A]", f"{figure} MiB")
-    with pytest.raises(Gb10ParseError, match="not a number of MiB"):
-        parse_gpu_query_csv(text)
+ROW = "query-gb10-facts-fields-noheader-nounits-580.142.txt"
+
+
+@pytest.mark.parametrize("figure", ["inf", "-inf", "1e400", "nan", "unknown"])
+def test_query_row_with_a_memory_figure_that_is_no_number_is_refused(figure):
+    text = fixture(ROW).replace("[N/A]", figure)
+    with pytest.raises(Gb10ParseError, match=r"memory.total \(MiB\) .* is not a number"):
+        parse_gpu_query(text)
+
+
+def test_query_row_cut_short_is_refused():
+    row = fixture(ROW).strip()
+    with pytest.raises(Gb10ParseError, match="has 7 fields, the query asks for 8"):
+        parse_gpu_query(row.rsplit(",", 1)[0])
+
+
+def test_query_row_without_a_numeric_index_is_refused():
+    with pytest.raises(Gb10ParseError, match="has no numeric GPU index"):
+        parse_gpu_query(fixture(ROW).replace("0, NVIDIA", "GPU0, NVIDIA"))
+
+
+def test_query_row_with_a_temperature_that_is_no_number_is_refused():
+    with pytest.raises(Gb10ParseError, match="GPU temperature 'hot' is not a number"):
+        parse_gpu_query(fixture(ROW).replace(", 52,", ", hot,"))
 
 
 def test_meminfo_figures_in_other_scripts_digits_are_not_read():

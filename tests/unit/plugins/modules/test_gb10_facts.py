@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_info import DOCKER_INFO_ARGS
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import GPU_QUERY_FIELDS
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import GPU_QUERY_FIELDS, GPU_QUERY_FORMAT
 from ansible_collections.sparkinfer.cluster.plugins.modules import gb10_facts
 
 from .module_harness import FakeCommands, ModuleFail, run_module
@@ -25,7 +25,9 @@ def bounded(*argv: str, seconds: int = 60) -> tuple[str, ...]:
     return (TIMEOUT, "--kill-after=10", str(seconds), *argv)
 
 
-QUERY = bounded(SMI, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv")
+QUERY = bounded(SMI, f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", f"--format={GPU_QUERY_FORMAT}")
+# A real GB10's answer to exactly that query (driver 580.142); the plain table is another GB10's (driver 580.173.02).
+QUERY_ANSWER = "query-gb10-facts-fields-noheader-nounits-580.142.txt"
 BANNER = bounded(SMI)
 DOCKER_INFO = bounded(DOCKER, *DOCKER_INFO_ARGS)
 
@@ -37,7 +39,7 @@ def fixture(name: str) -> str:
 def real_gb10(docker_info: str = "docker-info-20.10.24-lab-node-nvidia-runtime.json") -> FakeCommands:
     return FakeCommands(
         {
-            QUERY: (0, fixture("query-index-name-memory-csv.txt"), ""),
+            QUERY: (0, fixture(QUERY_ANSWER), ""),
             BANNER: (0, fixture("nvidia-smi-580.173.02-plain.txt"), ""),
             DOCKER_INFO: (0, fixture(docker_info), ""),
         }
@@ -59,8 +61,19 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
     result = run_module(gb10_facts.main, {**args, "_ansible_check_mode": check_mode}, commands)
     facts = result["ansible_facts"]["sparkinfer_gb10"]
     assert result["changed"] is False
-    assert [gpu["name"] for gpu in facts["gpus"]] == ["NVIDIA GB10"]
-    assert facts["gpus"][0]["compute_cap"] is None  # that real query did not ask for it
+    assert facts["gpus"] == [
+        {
+            "index": 0,
+            "name": "NVIDIA GB10",
+            "pci_bus_id": "0000000F:01:00.0",
+            "driver_version": "580.142",
+            "compute_cap": "12.1",
+            "temperature_c": 52,
+            "pstate": "P0",
+            "memory_total_mib": None,
+        }
+    ]
+    # The versions come from the plain table's banner.
     assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("580.173.02", "580", "13.0")
     assert facts["unified_memory"] is True
     memory = [facts[f"memory_{name}_kib"] for name in ("total", "free", "available", "cached")]
@@ -133,11 +146,10 @@ def test_plain_nvidia_smi_crashing_after_its_banner_keeps_the_queried_gpus_and_t
 
 def test_plain_nvidia_smi_crashing_before_its_banner_keeps_the_queried_gpus_and_their_driver(args):
     commands = real_gb10()
-    commands.answers[QUERY] = (0, fixture("query-name-driver-csv.txt"), "")
     commands.answers[BANNER] = (139, "", "")
     facts = gb10_facts_of(args, commands)
     assert [gpu["name"] for gpu in facts["gpus"]] == ["NVIDIA GB10"]
-    assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("580.173.02", "580", None)
+    assert (facts["driver_version"], facts["driver_branch"], facts["cuda_version"]) == ("580.142", "580", None)
     assert facts["nvidia_smi_error"] == f"{SMI} failed with rc=139: it printed nothing"
 
 
@@ -182,7 +194,7 @@ def test_docker_daemon_not_answering_is_reported_not_raised(args, answer, reason
 
 def test_unparsable_output_fails_with_the_reason(args):
     commands = real_gb10()
-    commands.answers[BANNER] = (0, fixture("query-name-driver-csv.txt"), "")
+    commands.answers[BANNER] = (0, fixture(QUERY_ANSWER), "")
     with pytest.raises(ModuleFail) as failure:
         run_module(gb10_facts.main, args, commands)
     assert "cannot parse the host's GPU, Docker, memory or disk facts: nvidia-smi output has no" in failure.value.result["msg"]
