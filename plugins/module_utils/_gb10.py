@@ -87,7 +87,8 @@ def parse_gpu_query(text: str) -> list[GpuRecord]:
         if len(cells) != len(GPU_QUERY_FIELDS):
             raise Gb10ParseError(f"nvidia-smi query row {line!r} has {len(cells)} fields, the query asks for {len(GPU_QUERY_FIELDS)}")
         row = dict(zip(GPU_QUERY_FIELDS, cells))
-        if not row["index"].isdigit():
+        # ASCII digits only: int() would also read other scripts' digits as an index.
+        if not (row["index"].isascii() and row["index"].isdigit()):
             raise Gb10ParseError(f"nvidia-smi query row {line!r} has no numeric GPU index")
         records.append(
             GpuRecord(

@@ -124,9 +124,10 @@ def test_query_row_cut_short_is_refused():
         parse_gpu_query(row.rsplit(",", 1)[0])
 
 
-def test_query_row_without_a_numeric_index_is_refused():
+@pytest.mark.parametrize("index", ["GPU0", "\u0660", "-1"])
+def test_query_row_without_a_numeric_index_is_refused(index):
     with pytest.raises(Gb10ParseError, match="has no numeric GPU index"):
-        parse_gpu_query(fixture(ROW).replace("0, NVIDIA", "GPU0, NVIDIA"))
+        parse_gpu_query(fixture(ROW).replace("0, NVIDIA", f"{index}, NVIDIA"))
 
 
 def test_query_row_with_a_temperature_that_is_no_number_is_refused():
