@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,11 @@ def node(name: str) -> testinfra.host.Host:
 
 def name_of(host) -> str:
     return host.check_output("hostname")
+
+
+def ipv4_held(host, interface: str) -> list[str]:
+    links = json.loads(host.check_output(f"ip -j -4 addr show dev {interface}"))
+    return [address["local"] for link in links for address in link["addr_info"]]
 
 
 def environment(host) -> dict[str, str]:
@@ -74,6 +81,27 @@ def test_netplan_file_addresses_the_twins_and_netplan_accepts_it(host):
     # One address: NVIDIA's 40-cx7.yaml (the node image ships it, 192.168.101.10/24 on this twin) no longer adds its own.
     assert [line for line in generated.stdout.splitlines() if line.startswith("Address=")] == [f"Address={NETPLAN_ADDRESSES[name_of(host)][1]}"]
     assert "MTUBytes=9000" in generated.stdout
+
+
+def test_netplan_applied_each_twin_holds_its_fabric_address_alone(host):
+    # Before the role, each twin held NVIDIA's 40-cx7.yaml address (192.168.100.10, 192.168.101.10).
+    for twin, address in zip(TWINS, NETPLAN_ADDRESSES[name_of(host)], strict=True):
+        assert ipv4_held(host, twin) == [address.split("/")[0]], twin
+
+
+def test_an_address_added_by_hand_beside_the_fabric_address_fails_the_run_naming_it():
+    head = node("nccl-spark-1")
+    head.check_output(f"ip addr add 192.168.180.99/24 dev {TWINS[0]}")
+    try:
+        code, output = run_role(SCENARIO, {"nccl_network_settle_timeout": 4}, limit="nccl-spark-1")
+    finally:
+        head.check_output(f"ip addr del 192.168.180.99/24 dev {TWINS[0]}")
+    assert code == 2, output[-2000:]
+    assert (
+        f"{TWINS[0]} on nccl-spark-1 holds 192.168.180.11, 192.168.180.99, where the fabric netplan gives 192.168.180.11/24 alone, "
+        "still after 4 s (nccl_network_settle_timeout)"
+    ) in output, output[-2000:]
+    assert f"ip addr del ADDRESS dev {TWINS[0]}." in output, output[-2000:]
 
 
 def test_nvidias_netplan_gave_up_the_twins_and_is_kept_as_it_was_beside_itself(host):
@@ -163,11 +191,11 @@ def test_a_fabric_interface_that_carries_the_default_route_is_refused_and_nothin
     head = node("nccl-spark-1")
     before = head.file(NETPLAN_FILE).content_string
     twin = TWINS[0]
-    head.check_output(f"ip link set {twin}-x up && ip link set {twin} up && ip route add default dev {twin} metric 4242")
+    head.check_output(f"ip route add default dev {twin} metric 4242")
     try:
         code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.21/24", "192.168.181.21/24"]}, limit="nccl-spark-1")
     finally:
-        head.check_output(f"ip route del default dev {twin} metric 4242; ip link set {twin} down; ip link set {twin}-x down")
+        head.check_output(f"ip route del default dev {twin} metric 4242")
     assert code == 2, output[-2000:]
     assert f"nccl-spark-1: {twin} carries this node's default route or the address Ansible reaches it at" in output, output[-2000:]
     assert "Nothing was written." in output, output[-2000:]
@@ -184,6 +212,37 @@ def test_a_cut_fabric_is_reported_with_the_failing_pair():
         worker.check_output(drop.replace("-I", "-D", 1))
     assert code == 2, output[-2000:]
     assert "The fabric fails between nccl-spark-1 -> nccl-spark-2 (192.168.176.12" in output, output[-2000:]
+
+
+def test_a_fabric_that_fails_after_apply_gets_the_previous_netplan_back_and_applied():
+    nodes = {name: node(name) for name in FABRIC_IP}
+    before = {name: host.file(NETPLAN_FILE).content_string for name, host in nodes.items()}
+    for host in nodes.values():
+        host.check_output(f"rm -f {NETPLAN_FILE}.*~")
+    drop = "iptables -I INPUT -i eth0 -p icmp -j DROP"
+    nodes["nccl-spark-2"].check_output(drop)
+    try:
+        # The twins are each node's own veths: both nodes may take the same new addresses.
+        code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.21/24", "192.168.181.21/24"]})
+    finally:
+        nodes["nccl-spark-2"].check_output(drop.replace("-I", "-D", 1))
+    backups = {name: host.check_output(f"ls {NETPLAN_FILE}.*~").split() for name, host in nodes.items()}
+    for host in nodes.values():
+        host.check_output(f"rm -f {NETPLAN_FILE}.*~")
+    assert code == 2, output[-2000:]
+    assert "The fabric fails between nccl-spark-1 -> nccl-spark-2 (192.168.176.12" in output, output[-2000:]
+    for name, host in nodes.items():
+        assert (
+            f"The netplan files this run wrote were put back as they were ({NETPLAN_FILE} from {backups[name][0]}), "
+            "and netplan apply restored the previous network."
+        ) in output, output[-2000:]
+        assert host.file(NETPLAN_FILE).content_string == before[name]
+        # networkd moves the addresses a moment after netplan apply returns.
+        previous = NETPLAN_ADDRESSES[name][0].split("/")[0]
+        deadline = time.monotonic() + 20
+        while ipv4_held(host, TWINS[0]) != [previous] and time.monotonic() < deadline:
+            time.sleep(1)
+        assert ipv4_held(host, TWINS[0]) == [previous], name
 
 
 def test_absent_removes_what_present_wrote_and_present_restores_it():
