@@ -310,18 +310,11 @@ from collections.abc import Callable
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, timed_out, timeout_message
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_status import (
-    MEMORY_RESOURCES,
-    NodeCheck,
-    RayStatusParseError,
-    check_nodes,
-    cluster_facts,
-    diagnose,
-    parse_ray_nodes,
-    parse_ray_status,
-)
-
-_CHECK_NODE = "check its ray container logs, the fabric, and that RAY_NODE_IP_ADDRESS is its fabric address"
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_facts import NodeCheck, check_nodes, cluster_facts
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_hints import CHECK_NODE, diagnose, resource_hint, silent_head_hint
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_nodes import parse_ray_nodes
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_status import parse_ray_status
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_text import MEMORY_RESOURCES, RayStatusParseError
 
 
 def _error_line(text: str) -> str:
@@ -334,19 +327,6 @@ def _amount(resource: str, value: float) -> str:
     if resource in MEMORY_RESOURCES:
         return f"{value / (1 << 30):.2f} GiB of {resource}"
     return f"{value:g} {resource}"
-
-
-def _resource_hint(resource: str) -> str:
-    if resource == "GPU":
-        return "check that its ray container has the GPU (--gpus all or the nvidia runtime) and that ray start did not get --num-gpus 0"
-    return f"check the resources its ray start declares (--num-cpus, --num-gpus, --resources) for {resource}"
-
-
-def _silent_head_hint(container: str) -> str:
-    return (
-        f"the Docker daemon or the Ray head in {container} does not answer: check `docker ps`, `docker logs {container}` "
-        f"and `docker exec {container} ray status` by hand"
-    )
 
 
 class RayClusterInfo:
@@ -380,7 +360,7 @@ class RayClusterInfo:
         container = self.params["container"]
         rc, out, err, stopped = self._ray(docker, "status", *(["-v"] if self.params["verbose"] else []))
         if stopped:
-            hint = _silent_head_hint(container)
+            hint = silent_head_hint(container)
             self.module.fail_json(msg=f"{stopped}: {hint}", rc=rc, stdout=out, stderr=err, cmd=self.cmd, problems=[hint])
         if rc != 0:
             text = f"{out}\n{err}"
@@ -410,7 +390,7 @@ class RayClusterInfo:
         role = "worker" if facts["head_ip"] else "node"
         for ip in check.missing:
             dead = [node for node in facts["nodes"] if node["ip"] == ip and node["state"] == "DEAD"]
-            problem = f"the {role} at {ip} is not in the cluster: {_CHECK_NODE}"
+            problem = f"the {role} at {ip} is not in the cluster: {CHECK_NODE}"
             if dead:
                 problem += f" (Ray lists it DEAD: {dead[-1]['state_message'] or 'no reason given'})"
             problems.append(problem)
@@ -435,12 +415,12 @@ class RayClusterInfo:
                 where = lack["ip"] or f"node {lack['node_id']}"
                 problems.append(
                     f"the node at {where} has {_amount(resource, lack['available'])}, less than the {_amount(resource, lack['required'])} "
-                    f"required: {_resource_hint(resource)}"
+                    f"required: {resource_hint(resource)}"
                 )
             else:
                 problems.append(
                     f"the cluster has {_amount(resource, lack['available'])} in all, less than the {_amount(resource, lack['required'])} "
-                    f"its {len(expected) or facts['node_count']} nodes need: {_resource_hint(resource)}"
+                    f"its {len(expected) or facts['node_count']} nodes need: {resource_hint(resource)}"
                 )
         return problems
 

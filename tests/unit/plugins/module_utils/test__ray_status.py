@@ -9,17 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_status import (
-    RayStatusParseError,
-    check_nodes,
-    cluster_facts,
-    diagnose,
-    lacking_resources,
-    missing_nodes,
-    parse_quantity,
-    parse_ray_nodes,
-    parse_ray_status,
-)
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_facts import check_nodes, cluster_facts, lacking_resources, missing_nodes
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_hints import diagnose
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_nodes import parse_ray_nodes
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_status import parse_ray_status
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_text import RayStatusParseError, parse_quantity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ray"
 OUTPUTS = sorted(path for path in FIXTURES.iterdir() if path.name.endswith((".txt", ".json", ".txt.gz")) and ".expected." not in path.name)
