@@ -121,34 +121,6 @@ _TORCH_CAPABILITY = re.compile(r"which is of cuda capability (\d+\.\d+)")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Interrupt|Exit))(?::|$)")
 
 
-def _classify(text: str) -> str | None:
-    """The failure category a decisive line belongs to, or None if it is not decisive."""
-    if "Model architectures" in text and ("not supported for now" in text or "failed to be inspected" in text):
-        return "unsupported_architecture"
-    if ("max seq len" in text and "KV cache" in text) or "No available memory for the cache blocks" in text:
-        return "kv_cache_insufficient"
-    if "ut of memory" in text or "OutOfMemoryError" in text or ("on startup is less than desired GPU memory utilization" in text):
-        return "oom"
-    if (
-        "NCCL error" in text
-        or "ncclRemoteError" in text
-        or "ncclSystemError" in text
-        or "ncclInternalError" in text
-        or "Watchdog caught collective operation timeout" in text
-        or "DistBackendError" in text
-    ):
-        return "nccl_error"
-    if "placement group" in text and ("Cannot provide" in text or "timed out" in text or "imeout" in text or "Waiting for creating" in text):
-        return "ray_placement_timeout"
-    if "Current node has no GPU available" in text:
-        return "ray_placement_timeout"
-    if "does not support ray" in text or "is greater than the derived max_model_len" in text:
-        return "bad_argument"
-    if ": error: " in text or text.startswith("error: "):
-        return "bad_argument"
-    return None
-
-
 @dataclass
 class _Start:
     """Facts of one start of vLLM; a new start replaces it."""
@@ -170,6 +142,143 @@ class _Start:
     # Inside torch.compile, or FlashInfer's autotuning: minutes in which a rank prints nothing of its own.
     torch_compiling: bool = False
     autotuning: bool = False
+
+
+# -- the failure classes: what a decisive line says, the facts it carries, what to do about it -----------------
+
+_OTHER_ERROR_HINT = "vLLM stopped on this error: read the lines before it in the log for its cause."
+
+
+def _read_architecture(line: str, start: _Start) -> None:
+    match = _ARCH_UNSUPPORTED.search(line)
+    if match:
+        names = [name.strip().strip("'\"") for name in match.group(1).split(",")]
+        start.facts.setdefault("architecture", names[0] if names else None)
+
+
+def _read_kv_cache_sizes(line: str, start: _Start) -> None:
+    estimate = _ESTIMATED_LEN.search(line) or _V0_KV_TOKENS.search(line)
+    if estimate:
+        start.kv_estimate = estimate.group(1)
+    asked = _MAX_SEQ_LEN.search(line)
+    if asked:
+        start.facts.setdefault("max_model_len", int(asked.group(1)))
+
+
+def _read_nccl_version(line: str, start: _Start) -> None:
+    # torch's wording: "NCCL error in: ...ProcessGroupNCCL.cpp:1333, internal error ..., NCCL version 2.18.6"
+    version = _NCCL_BANNER.search(line)
+    if version:
+        start.facts.setdefault("nccl_version", version.group(1))
+
+
+def _hint_unsupported_architecture(line: str, start: _Start) -> str:
+    arch = start.facts.get("architecture")
+    version = start.facts.get("vllm_version") or "this vLLM"
+    needed = FIRST_VLLM_WITH_ARCHITECTURE.get(arch or "")
+    since = f" ({arch} is in vLLM {needed} and later)" if needed else ""
+    return f"vLLM {version} has no {arch}: use an image whose vLLM supports it{since}."
+
+
+def _hint_kv_cache(line: str, start: _Start) -> str:
+    if start.kv_estimate:
+        return (
+            f"The KV cache holds at most {start.kv_estimate} tokens: set --max-model-len {start.kv_estimate} or lower, "
+            "or give the KV cache more memory (--gpu-memory-utilization, --kv-cache-memory-bytes)."
+        )
+    return "No memory is left for the KV cache: raise --gpu-memory-utilization or spread the model over more nodes."
+
+
+def _hint_memory_free_at_start(line: str, start: _Start) -> str:
+    return (
+        "Less memory was free at start than --gpu-memory-utilization asks for: lower it, stop what holds "
+        "memory (other containers, page cache: drop caches before launch), or spread the model over more nodes."
+    )
+
+
+def _hint_out_of_memory(line: str, start: _Start) -> str:
+    return "The GPU ran out of memory: lower --gpu-memory-utilization or --max-model-len, or use more nodes."
+
+
+def _hint_nccl(line: str, start: _Start) -> str:
+    return (
+        "The ranks stopped talking over NCCL: check the fabric between the nodes (link, MTU, NCCL_SOCKET_IFNAME, "
+        "NCCL_IB_HCA, GID index) and that every rank runs the same image and flags."
+    )
+
+
+def _hint_ray_placement(line: str, start: _Start) -> str:
+    waiting = re.search(r"placement group of specs for (\d+) seconds\. specs=(\[.*?\])", line)
+    if waiting:
+        return (
+            f"Ray has waited {waiting.group(1)} s to place the workers ({waiting.group(2)}): the cluster lacks a node or a GPU "
+            "they ask for. Check that `ray status` shows every node with its GPU, that each node joined with the address "
+            "vLLM uses (VLLM_HOST_IP), and clear stale Ray sessions and placement groups from an earlier run."
+        )
+    return (
+        "Ray could not place the workers: check that `ray status` shows every node with its GPU, and clear "
+        "stale Ray sessions and placement groups from an earlier run."
+    )
+
+
+def _hint_no_ray_executor(line: str, start: _Start) -> str:
+    return "This platform cannot use the Ray executor: use --distributed-executor-backend mp (with --nnodes across nodes)."
+
+
+def _hint_bad_argument(line: str, start: _Start) -> str:
+    return "vLLM refused its arguments: fix the flag this line names (see `vllm serve --help`)."
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One wording of a failure: whether a decisive line says it, its class, the facts it carries, the advice."""
+
+    category: str
+    says: Callable[[str], bool]
+    hint: Callable[[str, _Start], str]
+    reads: Callable[[str, _Start], None] | None = None
+
+
+# In order: the first wording a line says decides its class.
+_FAILURES = (
+    _Failure(
+        "unsupported_architecture",
+        lambda text: "Model architectures" in text and ("not supported for now" in text or "failed to be inspected" in text),
+        _hint_unsupported_architecture,
+        _read_architecture,
+    ),
+    _Failure("kv_cache_insufficient", lambda text: "max seq len" in text and "KV cache" in text, _hint_kv_cache, _read_kv_cache_sizes),
+    _Failure("kv_cache_insufficient", lambda text: "No available memory for the cache blocks" in text, _hint_kv_cache, _read_kv_cache_sizes),
+    _Failure("oom", lambda text: "on startup is less than desired GPU memory utilization" in text, _hint_memory_free_at_start),
+    _Failure("oom", lambda text: "ut of memory" in text or "OutOfMemoryError" in text, _hint_out_of_memory),
+    _Failure(
+        "nccl_error",
+        lambda text: (
+            "NCCL error" in text
+            or "ncclRemoteError" in text
+            or "ncclSystemError" in text
+            or "ncclInternalError" in text
+            or "Watchdog caught collective operation timeout" in text
+            or "DistBackendError" in text
+        ),
+        _hint_nccl,
+        _read_nccl_version,
+    ),
+    _Failure(
+        "ray_placement_timeout",
+        lambda text: "placement group" in text and ("Cannot provide" in text or "timed out" in text or "imeout" in text or "Waiting for creating" in text),
+        _hint_ray_placement,
+    ),
+    _Failure("ray_placement_timeout", lambda text: "Current node has no GPU available" in text, _hint_ray_placement),
+    _Failure("bad_argument", lambda text: "does not support ray" in text, _hint_no_ray_executor),
+    _Failure("bad_argument", lambda text: "is greater than the derived max_model_len" in text, _hint_bad_argument),
+    _Failure("bad_argument", lambda text: ": error: " in text or text.startswith("error: "), _hint_bad_argument),
+)
+
+
+def _failure_said(text: str) -> _Failure | None:
+    """The failure wording a decisive line says, or None if it is not decisive."""
+    return next((failure for failure in _FAILURES if failure.says(text)), None)
 
 
 def _indented_line_says_something(line: str) -> bool:
@@ -631,7 +740,7 @@ class VllmLogScanner:
             # Only a marker: the exception that follows (if the log has it) says why.
             start = self._start
             if start.failure_marker is None and "See root cause above" not in message:
-                start.failure_marker = {"category": "other_error", "line": message.strip(), "hint": _hint("other_error", message, start)}
+                start.failure_marker = {"category": "other_error", "line": message.strip(), "hint": _OTHER_ERROR_HINT}
 
     def _on_cuda(self, message: str) -> None:
         if message.startswith("CUDA error:"):
@@ -670,34 +779,19 @@ class VllmLogScanner:
                 self._set("nccl_transport", transport)
                 if transport == "NET/Socket":
                     self._warn("nccl_socket_transport")
-            if "NCCL WARN " in message and _classify(message) == "nccl_error":
-                self._fail("nccl_error", message, _hint("nccl_error", message, self._start))
+            failure = _failure_said(message) if "NCCL WARN " in message else None
+            if failure is not None and failure.category == "nccl_error":
+                self._fail(failure.category, message, failure.hint(message, self._start))
 
     def _on_exception(self, message: str) -> None:
         refused = _QUANT_UNSUPPORTED.search(message)
         if refused:
             self._set("quantization", refused.group(1))
-        category = _classify(message)
-        if category is not None:
-            start = self._start
-            if category == "unsupported_architecture":
-                match = _ARCH_UNSUPPORTED.search(message)
-                if match:
-                    names = [name.strip().strip("'\"") for name in match.group(1).split(",")]
-                    start.facts.setdefault("architecture", names[0] if names else None)
-            elif category == "nccl_error":
-                # torch's wording: "NCCL error in: ...ProcessGroupNCCL.cpp:1333, internal error ..., NCCL version 2.18.6"
-                version = _NCCL_BANNER.search(message)
-                if version:
-                    start.facts.setdefault("nccl_version", version.group(1))
-            elif category == "kv_cache_insufficient":
-                estimate = _ESTIMATED_LEN.search(message) or _V0_KV_TOKENS.search(message)
-                if estimate:
-                    start.kv_estimate = estimate.group(1)
-                asked = _MAX_SEQ_LEN.search(message)
-                if asked:
-                    start.facts.setdefault("max_model_len", int(asked.group(1)))
-            self._fail(category, message, _hint(category, message, start))
+        failure = _failure_said(message)
+        if failure is not None:
+            if failure.reads is not None:
+                failure.reads(message, self._start)
+            self._fail(failure.category, message, failure.hint(message, self._start))
         elif _EXCEPTION.match(message) or message.startswith("CUDA error:"):
             self._generic(message)
 
@@ -707,7 +801,7 @@ class VllmLogScanner:
             start.generic_error = {
                 "category": "other_error",
                 "line": message.strip(),
-                "hint": "vLLM stopped on this error: read the lines before it in the log for its cause.",
+                "hint": _OTHER_ERROR_HINT,
             }
 
     # -- result -------------------------------------------------------------------------------
@@ -780,52 +874,6 @@ class VllmLogScanner:
     def stages_seen(self) -> list[str]:
         """The stages the latest start's log has shown, in the order they first appeared."""
         return list(self._start.stages_seen)
-
-
-def _hint(category: str, line: str, start: _Start) -> str:
-    facts = start.facts
-    if category == "unsupported_architecture":
-        arch = facts.get("architecture")
-        version = facts.get("vllm_version") or "this vLLM"
-        needed = FIRST_VLLM_WITH_ARCHITECTURE.get(arch or "")
-        since = f" ({arch} is in vLLM {needed} and later)" if needed else ""
-        return f"vLLM {version} has no {arch}: use an image whose vLLM supports it{since}."
-    if category == "kv_cache_insufficient":
-        if start.kv_estimate:
-            return (
-                f"The KV cache holds at most {start.kv_estimate} tokens: set --max-model-len {start.kv_estimate} or lower, "
-                "or give the KV cache more memory (--gpu-memory-utilization, --kv-cache-memory-bytes)."
-            )
-        return "No memory is left for the KV cache: raise --gpu-memory-utilization or spread the model over more nodes."
-    if category == "oom":
-        if "on startup is less than desired" in line:
-            return (
-                "Less memory was free at start than --gpu-memory-utilization asks for: lower it, stop what holds "
-                "memory (other containers, page cache: drop caches before launch), or spread the model over more nodes."
-            )
-        return "The GPU ran out of memory: lower --gpu-memory-utilization or --max-model-len, or use more nodes."
-    if category == "nccl_error":
-        return (
-            "The ranks stopped talking over NCCL: check the fabric between the nodes (link, MTU, NCCL_SOCKET_IFNAME, "
-            "NCCL_IB_HCA, GID index) and that every rank runs the same image and flags."
-        )
-    if category == "ray_placement_timeout":
-        waiting = re.search(r"placement group of specs for (\d+) seconds\. specs=(\[.*?\])", line)
-        if waiting:
-            return (
-                f"Ray has waited {waiting.group(1)} s to place the workers ({waiting.group(2)}): the cluster lacks a node or a GPU "
-                "they ask for. Check that `ray status` shows every node with its GPU, that each node joined with the address "
-                "vLLM uses (VLLM_HOST_IP), and clear stale Ray sessions and placement groups from an earlier run."
-            )
-        return (
-            "Ray could not place the workers: check that `ray status` shows every node with its GPU, and clear "
-            "stale Ray sessions and placement groups from an earlier run."
-        )
-    if category == "bad_argument":
-        if "does not support ray" in line:
-            return "This platform cannot use the Ray executor: use --distributed-executor-backend mp (with --nnodes across nodes)."
-        return "vLLM refused its arguments: fix the flag this line names (see `vllm serve --help`)."
-    return "vLLM stopped on this error: read the lines before it in the log for its cause."
 
 
 def parse_vllm_log(lines: Iterable[str]) -> dict[str, Any]:
