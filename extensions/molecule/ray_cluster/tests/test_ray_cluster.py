@@ -554,6 +554,7 @@ def test_a_worker_that_cannot_reach_the_head_fails_the_role_naming_it():
         elapsed = time.monotonic() - start
         assert code == 2, output[-3000:]
         assert f"{WORKER} ({FABRIC_IP[WORKER]}) has no Ray raylet in its container {CONTAINER} after 20 s" in output, output[-3000:]
+        assert re.search(r"after 20 s \(container: (running|restarting|exited), exit code \d+, \d+ restarts\)", output), output[-3000:]
         assert f"could not join the head at {GCS}" in output, output[-3000:]
         assert f"{WORKER} failed above" in output, output[-3000:]
         assert elapsed < 150, elapsed
