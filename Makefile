@@ -42,8 +42,8 @@ changelog:
 	antsibull-changelog lint
 
 python-lint:
-	ruff format --check plugins tests extensions bench tools
-	ruff check plugins tests extensions bench tools
+	ruff format --check plugins tests extensions bench tools lab
+	ruff check plugins tests extensions bench tools lab
 	mypy plugins tests/unit
 
 sanity:

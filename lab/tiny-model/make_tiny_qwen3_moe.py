@@ -17,6 +17,10 @@ import argparse
 import json
 from pathlib import Path
 
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
+
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -31,8 +35,6 @@ TRAINING_TEXT = [
 
 
 def make_tokenizer(output: Path) -> None:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -59,9 +61,6 @@ def make_tokenizer(output: Path) -> None:
 
 
 def make_model(output: Path, head_dim: int, max_positions: int) -> None:
-    import torch
-    from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
-
     torch.manual_seed(0)
     config = Qwen3MoeConfig(
         vocab_size=512,
@@ -88,9 +87,7 @@ def main() -> None:
     parser.add_argument("output", type=Path)
     parser.add_argument("--architecture", help="replace config.json's architectures with this class name")
     parser.add_argument("--head-dim", type=int, default=64, help="attention head size (vLLM's CPU attention needs 64)")
-    parser.add_argument(
-        "--max-positions", type=int, default=4096, help="max_position_embeddings (large values allow a KV cache too small)"
-    )
+    parser.add_argument("--max-positions", type=int, default=4096, help="max_position_embeddings (large values allow a KV cache too small)")
     args = parser.parse_args()
     args.output.mkdir(parents=True, exist_ok=True)
     make_model(args.output, args.head_dim, args.max_positions)

@@ -59,7 +59,7 @@ def main(argv):
         print(time.strftime("%a %b %e %H:%M:%S %Y") + " " * 7)
         sys.stdout.write((HERE / "plain-table.txt").read_text())
         return 0
-    if argv == ["-L"] or argv == ["--list-gpus"]:
+    if argv in (["-L"], ["--list-gpus"]):
         sys.stdout.write((HERE / "list.txt").read_text())
         return 0
     options = dict(arg.split("=", 1) for arg in argv if arg.startswith("--") and "=" in arg)

@@ -27,6 +27,10 @@ NVIDIA_NETPLAN_FILE = "/etc/netplan/40-cx7.yaml"
 # The node image's copy of it, as NVIDIA's guide has it written (lab/node-image/rootfs/etc/netplan/40-cx7.yaml).
 NVIDIA_NETPLAN_SHIPPED = "/usr/share/sparkinfer-lab/40-cx7.yaml"
 TWINS = ["enp1s0f1np1", "enP2p1s0f1np1"]
+LOCAL_FACT = "/etc/ansible/facts.d/sparkinfer_network.fact"
+# The node image's Spark-shaped RoCE sysfs (lab/node-image/rootfs/usr/local/lib/sparkinfer-lab/roce_sysfs.py), which
+# follows the stand-in twins: read in place of /sys, with the socket fallback off, it takes the role down its RoCE path.
+ROCE = {"nccl_network_sysfs_root": "/run/sparkinfer-lab/sysfs", "nccl_network_allow_socket_fallback": False}
 
 
 def node(name: str) -> testinfra.host.Host:
@@ -40,6 +44,12 @@ def name_of(host) -> str:
 def ipv4_held(host, interface: str) -> list[str]:
     links = json.loads(host.check_output(f"ip -j -4 addr show dev {interface}"))
     return [address["local"] for link in links for address in link["addr_info"]]
+
+
+def wait_until(condition, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(1)
 
 
 def environment(host) -> dict[str, str]:
@@ -86,7 +96,7 @@ def test_netplan_file_addresses_the_twins_and_netplan_accepts_it(host):
 def test_netplan_applied_each_twin_holds_its_fabric_address_alone(host):
     # Before the role, each twin held NVIDIA's 40-cx7.yaml address (192.168.100.10, 192.168.101.10).
     for twin, address in zip(TWINS, NETPLAN_ADDRESSES[name_of(host)], strict=True):
-        assert ipv4_held(host, twin) == [address.split("/")[0]], twin
+        assert ipv4_held(host, twin) == [address.partition("/")[0]], twin
 
 
 def test_an_address_added_by_hand_beside_the_fabric_address_fails_the_run_naming_it():
@@ -238,11 +248,55 @@ def test_a_fabric_that_fails_after_apply_gets_the_previous_netplan_back_and_appl
         ) in output, output[-2000:]
         assert host.file(NETPLAN_FILE).content_string == before[name]
         # networkd moves the addresses a moment after netplan apply returns.
-        previous = NETPLAN_ADDRESSES[name][0].split("/")[0]
-        deadline = time.monotonic() + 20
-        while ipv4_held(host, TWINS[0]) != [previous] and time.monotonic() < deadline:
-            time.sleep(1)
+        previous = NETPLAN_ADDRESSES[name][0].partition("/")[0]
+        wait_until(lambda host=host, previous=previous: ipv4_held(host, TWINS[0]) == [previous])
         assert ipv4_held(host, TWINS[0]) == [previous], name
+
+
+def test_roce_path_gives_nccl_both_twins_of_the_cabled_port_and_leaves_the_gid_index_to_nccl():
+    code, output = run_role(SCENARIO, ROCE)
+    assert code == 0, output[-2000:]
+    for name in FABRIC_IP:
+        env = environment(node(name))
+        assert env["NCCL_IB_HCA"] == "rocep1s0f1,roceP2p1s0f1", name
+        assert env["NCCL_IB_DISABLE"] == "0"
+        assert "NCCL_IB_GID_INDEX" not in env
+        assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET")
+        assert env["NCCL_SOCKET_IFNAME"] == "eth0"
+        assert json.loads(node(name).file(LOCAL_FACT).content_string)["transport"] == "ib"
+
+
+def test_roce_a_gid_index_is_pinned_only_where_both_twins_hold_their_gid():
+    # The stand-in's table, as a real Spark's: the default GID at 0 and 1, the address at 2 (v1) and 3 (RoCE v2).
+    code, output = run_role(SCENARIO, {**ROCE, "nccl_network_ib_gid_index": 5}, limit="nccl-spark-1")
+    assert code == 2, output[-2000:]
+    assert (
+        f"nccl_network_ib_gid_index is 5, but rocep1s0f1 ({TWINS[0]}, 192.168.180.11) holds its RoCE v2 GID at index 3 (indices drift as addresses change)"
+    ) in output, output[-2000:]
+    code, output = run_role(SCENARIO, {**ROCE, "nccl_network_ib_gid_index": 3}, limit="nccl-spark-1")
+    assert code == 0, output[-2000:]
+    assert environment(node("nccl-spark-1"))["NCCL_IB_GID_INDEX"] == "3"
+
+
+def test_roce_a_twin_without_link_is_named_with_its_state():
+    head = node("nccl-spark-1")
+    address = NETPLAN_ADDRESSES["nccl-spark-1"][1].partition("/")[0]
+    head.check_output(f"ip link set {TWINS[1]}-x down")
+    try:
+        code, output = run_role(SCENARIO, {**ROCE, "nccl_network_netplan_apply": False, "nccl_network_settle_timeout": 4}, limit="nccl-spark-1")
+    finally:
+        head.check_output(f"ip link set {TWINS[1]}-x up")
+        wait_until(lambda: ipv4_held(head, TWINS[1]) == [address])
+    assert code == 2, output[-2000:]
+    assert f"roceP2p1s0f1 ({TWINS[1]}) on nccl-spark-1 is DOWN (Disabled): check that the cable sits in port 1" in output, output[-2000:]
+
+
+def test_roce_twins_in_one_subnet_are_refused():
+    code, output = run_role(SCENARIO, {**ROCE, "nccl_network_fabric_addresses": ["192.168.180.11/24", "192.168.180.21/24"]}, limit="nccl-spark-1")
+    assert code == 2, output[-2000:]
+    assert (f"The ConnectX-7 twins of nccl-spark-1 are ['{TWINS[0]}', '{TWINS[1]}'] in the IPv4 networks ['192.168.180.0', '192.168.180.0']") in output, output[
+        -2000:
+    ]
 
 
 def test_absent_removes_what_present_wrote_and_present_restores_it():
@@ -256,3 +310,5 @@ def test_absent_removes_what_present_wrote_and_present_restores_it():
     assert code == 0, output[-2000:]
     for name, fabric_ip in FABRIC_IP.items():
         assert environment(node(name))["VLLM_HOST_IP"] == fabric_ip
+        assert environment(node(name))["NCCL_IB_DISABLE"] == "1"
+        assert ipv4_held(node(name), TWINS[1]) == [NETPLAN_ADDRESSES[name][1].partition("/")[0]]
