@@ -44,7 +44,7 @@ def parse_docker_top(text: str) -> list[tuple[int, str]]:
         raise DockerTopParseError(f"not the output of `docker top ... -o pid,args` (its header is PID COMMAND): it starts with {first!r}")
     rows = []
     for line in lines[1:]:
-        pid, _, args = line.strip().partition(" ")
+        pid, _space, args = line.strip().partition(" ")
         if not pid.isdigit():
             raise DockerTopParseError(f"a process line of `docker top` without a PID: {line[:200]!r}")
         rows.append((int(pid), args.strip()))

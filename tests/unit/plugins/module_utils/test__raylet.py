@@ -14,7 +14,7 @@ HEAD = (FIXTURES / "ray-2.60.0-head.top.txt").read_text(encoding="utf-8")
 
 def test_a_heads_processes_give_its_raylet_with_the_node_id_and_address_it_registered_with():
     rows = parse_docker_top(HEAD)
-    assert [pid for pid, _ in rows] == [23379, 23530, 23587, 23588, 23591, 23830, 23831, 23879, 23881]
+    assert [row[0] for row in rows] == [23379, 23530, 23587, 23588, 23591, 23830, 23831, 23879, 23881]
     assert rows[-1] == (23881, "ray::RuntimeEnvAgent")
     assert raylet_of(rows) == Raylet(pid=23831, node_id="b172939baed8fa565a5707f286d055da070f16eb7968c9d0722f7f33", node_ip_address="127.0.0.1")
 
@@ -22,7 +22,7 @@ def test_a_heads_processes_give_its_raylet_with_the_node_id_and_address_it_regis
 def test_without_the_raylet_the_client_servers_node_id_is_not_taken():
     # The Ray client server also names the node (--node-id=, with a hyphen): it is not the raylet.
     rows = [row for row in parse_docker_top(HEAD) if "/raylet/raylet " not in row[1]]
-    assert any("--node-id=b172939b" in args for _, args in rows)
+    assert any("--node-id=b172939b" in row[1] for row in rows)
     assert raylet_of(rows) is None
 
 
