@@ -6,8 +6,9 @@ nccl_network_sysfs_root inventory value. Names, PCI addresses, file formats and 
 order are those of a real Spark, with their sources in
 tests/unit/plugins/module_utils/fixtures/fabric/SOURCES.md.
 
-The tree follows the node's own stand-in twins (sparkinfer-cx7-standin) once a second, as the
-kernel's tables follow the netdevs: a twin whose link is up is ACTIVE/LinkUp and has an IB/RoCE
+The tree follows the node's own stand-in twins (sparkinfer-cx7-standin) at each link or address
+event (`ip monitor`, so it costs nothing while the network is quiet), as the kernel's tables
+follow the netdevs: a twin whose link is up is ACTIVE/LinkUp and has an IB/RoCE
 v1 and a RoCE v2 GID first for the port's default GID (fe80:: with the EUI-64 of the netdev's MAC,
 whether or not the netdev holds an IPv6 link-local address: the kernel's make_default_gid in
 drivers/infiniband/core/roce_gid_mgmt.c), then for each IPv4 address (IPv4-mapped); a twin that is
@@ -23,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 # (HCA, netdev, PCI parent directory, PCI address): the four halves of a Spark's ConnectX-7.
 HALVES = (
@@ -135,12 +135,15 @@ def render(root: str) -> None:
 
 def main() -> int:
     root = sys.argv[1] if len(sys.argv) > 1 else "/run/sparkinfer-lab/sysfs"
-    once = "--once" in sys.argv[2:]
-    while True:
+    if "--once" in sys.argv[2:]:
         render(root)
-        if once:
-            return 0
-        time.sleep(1)
+        return 0
+    # Listening before the first render: no event falls between the two.
+    with subprocess.Popen(["ip", "-o", "monitor", "link", "address"], stdout=subprocess.PIPE, text=True) as monitor:
+        render(root)
+        for _event in monitor.stdout or ():
+            render(root)
+    return 1
 
 
 if __name__ == "__main__":
