@@ -11,8 +11,12 @@ short_description: Read a model directory's config.json on this node, for the fa
 version_added: 0.1.0
 description:
   - Reads C(config.json) in a Hugging Face model directory and returns whether it is there, the model classes it names
-    (C(architectures); vLLM tries the first), its C(model_type), and its quantization method
-    (C(quantization_config.quant_method), named as vLLM's C(--quantization) choices are).
+    (C(architectures); vLLM tries the first), its C(model_type), and its quantization method, named as vLLM's
+    C(--quantization) choices are.
+  - The method is settled as vLLM 0.32 settles it, from C(quantization_config), else the C(hf_quant_config.json) beside
+    C(config.json) (ModelOpt 0.29 and before), else a multimodal model's C(text_config.quantization_config); a ModelOpt
+    checkpoint's FP8 is C(modelopt), its NVFP4 C(modelopt_fp4). Methods vLLM swaps for another by GPU (C(gptq) for
+    C(gptq_marlin), C(awq) for C(awq_marlin)) are returned as the checkpoint names them.
   - A model directory without C(config.json) is a reading (RV(model_config.exists) false), not an error; a C(config.json)
     that is not JSON, or whose fields have the wrong types, fails the module, naming the file and what is wrong.
   - "Read-only: C(changed) is always false."
@@ -93,10 +97,18 @@ def main() -> None:
         module.exit_json(changed=False, model_config={"file": config_file, "exists": False, **absent.as_dict()})
     except OSError as exc:
         module.fail_json(msg=f"cannot read {config_file}: {exc.strerror or exc}")
+    hf_quant_config_file = os.path.join(module.params["path"], "hf_quant_config.json")
     try:
-        config = parse_model_config(text)
+        with open(hf_quant_config_file, encoding="utf-8", errors="replace") as handle:
+            hf_quant_config_text: str | None = handle.read()
+    except FileNotFoundError:
+        hf_quant_config_text = None
+    except OSError as exc:
+        module.fail_json(msg=f"cannot read {hf_quant_config_file}: {exc.strerror or exc}")
+    try:
+        config = parse_model_config(text, hf_quant_config_text)
     except ModelConfigError as exc:
-        module.fail_json(msg=f"{config_file} cannot be read as a model's config.json: {exc}")
+        module.fail_json(msg=f"the model in {module.params['path']} cannot be read: {exc}")
     module.exit_json(changed=False, model_config={"file": config_file, "exists": True, **config.as_dict()})
 
 

@@ -43,4 +43,11 @@ def test_a_config_json_that_is_not_json_fails_naming_the_file(tmp_path):
     (tmp_path / "config.json").write_text('{"architectures": [', encoding="utf-8")
     with pytest.raises(ModuleFail) as failed:
         run_module(model_config_info.main, {"path": str(tmp_path)})
-    assert failed.value.result["msg"].startswith(f"{tmp_path / 'config.json'} cannot be read as a model's config.json: not JSON: ")
+    assert failed.value.result["msg"].startswith(f"the model in {tmp_path} cannot be read: config.json is not JSON: ")
+
+
+def test_a_modelopt_checkpoint_is_read_with_the_hf_quant_config_beside_it(tmp_path):
+    for name in ("config.json", "hf_quant_config.json"):
+        shutil.copy(FIXTURES / f"nemotron-3-nano-30b-a3b-nvfp4.{name}", tmp_path / name)
+    result = run_module(model_config_info.main, {"path": str(tmp_path)})
+    assert result["model_config"]["quantization"] == "modelopt_fp4"
