@@ -86,25 +86,26 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._model_config import ModelConfig, ModelConfigError, parse_model_config
 
 
+def _read_if_there(module: AnsibleModule, path: str) -> str | None:
+    """The text of a file of the model directory, or None when it is not there."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        module.fail_json(msg=f"cannot read {path}: {exc.strerror or exc}")
+        return None  # fail_json exits
+
+
 def main() -> None:
     module = AnsibleModule(argument_spec={"path": {"type": "path", "required": True}}, supports_check_mode=True)
     config_file = os.path.join(module.params["path"], "config.json")
-    try:
-        with open(config_file, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except FileNotFoundError:
+    text = _read_if_there(module, config_file)
+    if text is None:
         absent = ModelConfig(architectures=[], model_type=None, quantization=None)
         module.exit_json(changed=False, model_config={"file": config_file, "exists": False, **absent.as_dict()})
-    except OSError as exc:
-        module.fail_json(msg=f"cannot read {config_file}: {exc.strerror or exc}")
-    hf_quant_config_file = os.path.join(module.params["path"], "hf_quant_config.json")
-    try:
-        with open(hf_quant_config_file, encoding="utf-8", errors="replace") as handle:
-            hf_quant_config_text: str | None = handle.read()
-    except FileNotFoundError:
-        hf_quant_config_text = None
-    except OSError as exc:
-        module.fail_json(msg=f"cannot read {hf_quant_config_file}: {exc.strerror or exc}")
+    hf_quant_config_text = _read_if_there(module, os.path.join(module.params["path"], "hf_quant_config.json"))
     try:
         config = parse_model_config(text, hf_quant_config_text)
     except ModelConfigError as exc:
