@@ -46,6 +46,12 @@ _ERROR_LINE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b|\b(?:NCCL|CUDA) fail
 
 _MEASURE_COLUMNS = {"time": "time_us", "algbw": "algbw_gbps", "busbw": "busbw_gbps", "#wrong": "wrong", "wrong": "wrong", "error": "error"}
 _DESCRIPTOR_COLUMNS = {"size": "size_bytes", "count": "count", "type": "type", "redop": "redop", "root": "root"}
+# The header of today's layout, for rows pasted without theirs (a user's tail of the table). Taken only for a whole row
+# of its cells (a paste cut mid-row claims no layout) whose third names a type as nccl-tests does (common.cu's
+# test_typenames): a hand-made table with a label in front of each row shifts it.
+_CURRENT_HEADER = "# size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
+_CURRENT_CELLS = len(_CURRENT_HEADER.split()) - 1
+_TYPE_NAMES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"}
 
 
 class NcclTestsParseError(ValueError):
@@ -238,6 +244,8 @@ class _Seen:
             return
         if _ROW_START.match(line):
             cells = line.split()
+            if self.table is None and len(cells) == _CURRENT_CELLS and cells[2] in _TYPE_NAMES:
+                self.table = _table(_CURRENT_HEADER)
             if self.table is not None and len(cells) == len(self.table.columns):
                 self.rows.append(_row(self.table, cells, line))
             else:
@@ -376,7 +384,7 @@ def human_size(size_bytes: int) -> str:
     return f"{size_bytes} bytes"
 
 
-def _below_threshold(busbw: float, largest: int, floor: float) -> str:
+def _below_threshold(busbw: float, largest: int, floor: float, transport: str | None) -> str:
     spark_floor = " (the floor for two Sparks over one 200 GbE cable: 175 Gb/s, NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW)"
     message = f"bus bandwidth {busbw:.2f} GB/s at {human_size(largest)} is below {floor:g} GB/s{spark_floor if floor == SPARK_PAIR_MIN_BUSBW_GBPS else ''}. "
     if busbw < 5:
@@ -385,6 +393,11 @@ def _below_threshold(busbw: float, largest: int, floor: float) -> str:
         message += "About half the link: most likely only one twin of the cabled port is in NCCL_IB_HCA. "
     else:
         message += "Just under the floor: most likely MTU 1500 on one end of the link. "
+    if transport is None:
+        message += (
+            "The output does not say which transport NCCL used: rerun with -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET and look for "
+            "NET/IB (RoCE) or NET/Socket (TCP, a fraction of the link). "
+        )
     message += (
         "Typical causes: MTU 1500 on either node (18.94-20.95 GB/s measured at MTU 1500, dgx-spark-playbooks#25: set mtu 9000 on both twins "
         "of both nodes); only one twin in NCCL_IB_HCA (about half the bandwidth: list both, e.g. NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1, "
@@ -462,5 +475,5 @@ def assess(
         )
     busbw, largest = result.busbw_at_largest_gbps, result.largest_size_bytes
     if min_busbw_gbps > 0 and busbw is not None and largest is not None and busbw < min_busbw_gbps:
-        problems.append(_below_threshold(busbw, largest, min_busbw_gbps))
+        problems.append(_below_threshold(busbw, largest, min_busbw_gbps, result.transport))
     return problems

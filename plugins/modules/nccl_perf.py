@@ -18,7 +18,9 @@ description:
     or out of bounds, when NCCL fell back to TCP sockets, or when the bus bandwidth at the largest buffer
     is under O(min_busbw_gbps).
   - Old (C(redop), C(error) columns) and new (C(root), C(#wrong) columns) nccl-tests layouts are read
-    from the table's own header line.
+    from the table's own header line. Rows pasted without their header (a tail of the table) are read in
+    today's layout when they have its 13 cells and name a type where it has one; other rows are kept in
+    C(unparsed_rows).
   - "A measurement: it never changes the hosts, so C(changed) is always false."
 author:
   - sparkinfer.cluster developers (@sparkinfer)

@@ -49,6 +49,11 @@ HEADLINES = {
     "2.x-legacy-all-reduce-3-node-t4-validation-off": (None, None, 3, 115343360, 0.50, 0.58536, None),
     "2.x-all-reduce-2-node-rtx4090-net-socket-excerpt": (None, None, 0, None, None, None, "NET/Socket"),
     "2.x-all-reduce-2-node-wrong-values-excerpt": (None, None, 0, 128, 0.00, None, None),
+    "2.x-all-reduce-512m-8g-ring-cut-group-line": (None, None, 0, 8 * GIB, 95.10, 95.3009, None),
+    # Rows pasted with no header: read in today's layout, the cut fourth row aside.
+    "rccl-2.x-all-reduce-1g-8g-navi4x-rows-only-excerpt": (None, None, 0, 4 * GIB, 21.60, None, None),
+    # A hand-made table (a node count in front of each row): no run's rows.
+    "2.x-legacy-all-reduce-1g-p4dn-1-to-4-nodes-user-table": (None, None, 0, None, None, None, None),
 }
 
 
@@ -262,6 +267,13 @@ def test_three_gbps_points_at_the_hca_or_the_nccl_build():
     )
     for cause in ("MTU 1500", "only one twin in NCCL_IB_HCA", "dgx-spark-playbooks#25", "dgx-spark-playbooks#102", "PR#103"):
         assert cause in problem
+    # Run without NCCL_DEBUG: the reader is told how to see the transport.
+    assert "The output does not say which transport NCCL used: rerun with -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET" in problem
+
+
+def test_under_the_floor_with_the_transport_named_asks_for_no_rerun():
+    (problem,) = assess(parse_nccl_tests(fixture("2.18.3-all-gather-1g-gb10-debug-info-net-ib")), min_busbw_gbps=23)
+    assert problem.startswith("bus bandwidth 21.99 GB/s at 1 GiB is below 23 GB/s. Just under the floor: most likely MTU 1500 on one end of the link. Typical")
 
 
 @pytest.mark.parametrize(
