@@ -56,6 +56,8 @@ FIRST_VLLM_WITH_ARCHITECTURE = {
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
+# Docker Desktop's log view, copied: "2026-05-14 12:43:57.662 | (APIServer pid=1) INFO: ..."
+_DESKTOP_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \| ")
 _COMPOSE_NAME = re.compile(r"(?:\[[\w.-]+\]|[\w][\w.-]*)$")
 _LEVELS = ("INFO", "WARN", "ERRO", "DEBU", "CRIT")
 _EXCEPTION_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit")
@@ -108,8 +110,6 @@ _MAX_MODEL_LEN = re.compile(r"Using max model len (\d+)")
 # (docs/vllm-log-intelligence.md, "Quantization"):
 # gptq_marlin.py, awq_marlin.py: "The model is convertible to gptq_marlin during runtime. Using gptq_marlin kernel."
 _QUANT_CONVERTIBLE = re.compile(r"The model is convertible to (\w+) during runtime")
-# awq_marlin.py: "... however you specified quantization=awq explicitly, so forcing awq."
-_QUANT_FORCED = re.compile(r"specified quantization=\w+ explicitly, so forcing (\w+)")
 # The platform's check: "The quantization method fp8 is not supported for the current GPU. Minimum capability: 90."
 _QUANT_UNSUPPORTED = re.compile(r"The quantization method (\S+) is not supported for the current GPU")
 _MAX_SEQ_LEN = re.compile(r"max seq len \((\d+)\)")
@@ -255,7 +255,6 @@ _FAILURES = (
         "nccl_error",
         lambda text: (
             "NCCL error" in text
-            or "ncclRemoteError" in text
             or "ncclSystemError" in text
             or "ncclInternalError" in text
             or "Watchdog caught collective operation timeout" in text
@@ -323,7 +322,7 @@ class VllmLogScanner:
             "Graph": self._on_graphs,
             "init": self._on_init_engine,
             "Unknown": self._on_unknown,
-            "No": self._on_no,
+            "No": self._on_no_available_or_current,
             "Found": self._on_found,
             "Route:": self._on_route,
             "Available": self._on_available,
@@ -344,8 +343,8 @@ class VllmLogScanner:
             "Exception": self._on_worker_exception,
             "Failed": self._on_failed_to_load,
             "The": self._on_the,
-            "Detected": self._on_detected,
             "Waiting": self._on_waiting,
+            "Avg": self._on_v0_stats,
         }
 
     # -- the hot loop -------------------------------------------------------------------------
@@ -373,6 +372,9 @@ class VllmLogScanner:
                     handler(message)
                 elif space > 0 and (message[space - 1] == ":" or "=" in message[:space]):
                     self._on_other_word(message, message[:space])
+                elif message.startswith(" quantization is not fully optimized", space):
+                    # The model config names the method it resolved: "mxfp4 quantization is not fully optimized yet. ..."
+                    self._set("quantization", message[:space])
             elif 'HTTP/1.1" ' in line and ' - "' in line:
                 # uvicorn's access lines, most of a serving server's log: uvicorn answers requests only once vLLM's
                 # API server started it, so the first one says the server is up (where the start-up lines are not in
@@ -404,8 +406,8 @@ class VllmLogScanner:
             else:
                 line = self._without_compose_prefix(line)
         else:
-            if first.isdigit() and line[10:11] == "T":
-                match = _DOCKER_TIMESTAMP.match(line)
+            if first.isdigit() and line[10:11] in ("T", " "):
+                match = (_DOCKER_TIMESTAMP if line[10] == "T" else _DESKTOP_TIMESTAMP).match(line)
                 if match:
                     line = line[match.end() :]
             line = self._without_compose_prefix(line)
@@ -646,16 +648,23 @@ class VllmLogScanner:
         if match:
             self._warn(f"unknown_env_var:{match.group(1)}")
 
-    def _on_no(self, message: str) -> None:
+    def _on_no_available_or_current(self, message: str) -> None:
+        """Three unrelated lines that start with "No": the shared-memory broadcast's wait, Ray's placement group lookup,
+        and V0's failure to fit one cache block."""
         if message.startswith("No available shared memory broadcast block"):
-            self._start.shm_stalls += 1
-            self._warn("shm_broadcast_stall")
-            if self._start.stage >= STAGE_INDEX["ready"] and self._start.shm_stalls > 1:
-                self._warn("shm_broadcast_stall_after_ready")
+            self._count_shm_broadcast_stall()
         elif message.startswith("No current placement group found"):
             self._reach("distributed_init")
         elif message.startswith("No available memory for the cache blocks"):
             self._on_exception(message)
+
+    def _count_shm_broadcast_stall(self) -> None:
+        # A reader waited a full interval for the shared-memory broadcast (shm_broadcast.py); more than one such wait after
+        # ready means the engine stopped answering.
+        self._start.shm_stalls += 1
+        self._warn("shm_broadcast_stall")
+        if self._start.stage >= STAGE_INDEX["ready"] and self._start.shm_stalls > 1:
+            self._warn("shm_broadcast_stall_after_ready")
 
     def _on_ray_gpus(self, message: str) -> None:
         # "tensor_parallel_size=2 is bigger than a reserved number of GPUs (1 GPUs) in a node" (ray_utils): Ray sees
@@ -709,13 +718,6 @@ class VllmLogScanner:
         if convertible:
             self._set("quantization", convertible.group(1))
 
-    def _on_detected(self, message: str) -> None:
-        # Not ModelOpt's "Detected ModelOpt fp8 checkpoint": vLLM 0.26 prints it, and its NVFP4 and MXFP8 siblings,
-        # for one NVFP4 checkpoint.
-        forced = _QUANT_FORCED.search(message)
-        if forced:
-            self._set("quantization", forced.group(1))
-
     def _on_waiting(self, message: str) -> None:
         # Ray's executor, every few seconds while it cannot place the workers: "Waiting for creating a
         # placement group of specs for 150 seconds. specs=[{'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` ..."
@@ -726,6 +728,15 @@ class VllmLogScanner:
         # pydantic's wording: "Value error, Model architectures [...] are not supported for now."
         if message.startswith("Value error, "):
             self._on_exception(message)
+
+    def _on_v0_stats(self, message: str) -> None:
+        # V0's metrics.py every 5 s while it serves: "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
+        # 41.7 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, ...": the server is up. Only V0 swaps.
+        if message.startswith("Avg prompt throughput"):
+            if ", Swapped: " in message:
+                self._set("engine", "v0")
+            if self._start.stage < _READY:
+                self._reach("ready")
 
     def _on_engine(self, message: str) -> None:
         if message.startswith("Engine 0") and "Avg prompt throughput" in message:

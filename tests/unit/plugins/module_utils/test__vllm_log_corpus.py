@@ -49,9 +49,9 @@ def parsed(log) -> dict:
 def test_corpus_is_large_and_mostly_real_runs():
     public = [log for log in LOGS if log.parent.name == "public"]
     captured = [log for log in LOGS if log.parent.name == "lab"]
-    assert len(LOGS) >= 105
+    assert len(LOGS) >= 115
     assert len(captured) >= 21
-    assert len(public) >= 84
+    assert len(public) >= 94
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda path: f"{path.parent.name}/{stem(path)}")
