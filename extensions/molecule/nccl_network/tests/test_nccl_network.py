@@ -299,6 +299,23 @@ def test_roce_twins_in_one_subnet_are_refused():
     ]
 
 
+# nccl-tests on the head, as a Spark owner runs it: the node image's stand-in prints a real Spark pair's run of these
+# arguments when the RoCE environment's NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,NET reach it (gb10-standin/SOURCES.md).
+PERF = {**ROCE, "nccl_network_run_perf_test": True, "nccl_network_perf_argv": ["/opt/nccl-tests/build/all_gather_perf", "-b", "1G", "-e", "1G"]}
+
+
+def test_roce_the_bandwidth_test_runs_nccl_tests_with_the_fabric_environment_and_gates_on_its_floor():
+    code, output = run_role(SCENARIO, PERF, limit="nccl-spark-1")
+    assert code == 0, output[-2000:]
+    assert (
+        "all_gather_perf: 21.99 GB/s bus bandwidth at the largest buffer (1073741824 bytes) between spark-fb97, spark-4440, "
+        "over NET/IB (rocep1s0f1, roceP2p1s0f1); the floor is 21.875 GB/s."
+    ) in output, output[-2000:]
+    code, output = run_role(SCENARIO, {**PERF, "nccl_network_perf_min_busbw_gbps": 23}, limit="nccl-spark-1")
+    assert code == 2, output[-2000:]
+    assert "bus bandwidth 21.99 GB/s at 1 GiB is below 23 GB/s. Just under the floor: most likely MTU 1500 on one end of the link." in output, output[-2000:]
+
+
 def test_absent_removes_what_present_wrote_and_present_restores_it():
     code, output = run_role(SCENARIO, {"nccl_network_state": "absent"})
     assert code == 0, output[-2000:]

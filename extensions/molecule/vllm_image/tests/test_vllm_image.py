@@ -173,27 +173,41 @@ def test_check_mode_with_an_image_still_to_pull_changes_nothing_and_passes():
     assert node("vllm-spark-1").run("docker image inspect sparkinfer-lab-vllm:to-be-pulled").rc == 1
 
 
+# An image with no files at all (docker import of an empty tar): it can travel, but it holds no vLLM to probe.
+EMPTY_IMAGE = "tar -cf /tmp/sparkinfer-empty.tar --files-from /dev/null && docker import /tmp/sparkinfer-empty.tar {name}"
 ARCHIVED = "sparkinfer-no-vllm:archive"
 ARCHIVE = "/tmp/sparkinfer-no-vllm.tar"
-PROBE_REFUSAL = f"cannot probe {ARCHIVED} (rc=127): the image probe printed no result (does the image have python3?)"
+# Docker's own registry (Debian's docker-registry, in the node image, with the lab's config: anonymous, on loopback) on
+# the source node: Docker pulls from localhost without TLS. It answers a moment after systemd started it.
+PULLED = "localhost:5000/sparkinfer-no-vllm:pull"
+START_REGISTRY = "systemctl start docker-registry && timeout 30 bash -c 'until echo > /dev/tcp/127.0.0.1/5000; do sleep 0.2; done' 2>/dev/null"
 
 
-def test_an_image_loaded_from_its_archive_is_probed_and_one_without_vllm_is_refused_before_it_travels():
+def image_in_an_archive(source) -> tuple[str, dict]:
+    """The empty image saved as `docker save` would ship it, and gone from the engine: what vllm_image_source load reads."""
+    source.check_output(f"{EMPTY_IMAGE.format(name=ARCHIVED)} && docker save -o {ARCHIVE} {ARCHIVED} && docker rmi {ARCHIVED}")
+    return ARCHIVED, {"vllm_image_name": ARCHIVED, "vllm_image_source": "load", "vllm_image_tarball": ARCHIVE}
+
+
+def image_in_a_registry(source) -> tuple[str, dict]:
+    """The empty image pushed to a registry, and gone from the engine: what vllm_image_source pull fetches."""
+    source.check_output(f"{START_REGISTRY} && {EMPTY_IMAGE.format(name=PULLED)} && docker push {PULLED} && docker rmi {PULLED}")
+    return PULLED, {"vllm_image_name": PULLED, "vllm_image_source": "pull"}
+
+
+@pytest.mark.parametrize("origin", [image_in_an_archive, image_in_a_registry], ids=["load", "pull"])
+def test_an_image_fetched_from_its_source_is_probed_and_one_without_vllm_is_refused_before_it_travels(origin):
     source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
-    # An image with no files at all (docker import of an empty tar), saved as `docker save` would ship it.
-    source.check_output(
-        f"tar -cf /tmp/sparkinfer-empty.tar --files-from /dev/null && docker import /tmp/sparkinfer-empty.tar {ARCHIVED}"
-        f" && docker save -o {ARCHIVE} {ARCHIVED} && docker rmi {ARCHIVED}"
-    )
+    name, override = origin(source)
     try:
-        code, output = run_role(SCENARIO, {"vllm_image_name": ARCHIVED, "vllm_image_source": "load", "vllm_image_tarball": ARCHIVE})
+        code, output = run_role(SCENARIO, override)
         assert code == 2, output[-2000:]
-        # The load is the one change; the receiving node stops with the reason, before any trust or transfer.
+        # The load or pull is the one change; the receiving node stops with the reason, before any trust or transfer.
         assert re.search(r"vllm-spark-1 : ok=\d+ changed=1 ", output), output[-3000:]
-        assert PROBE_REFUSAL in output, output[-2000:]
+        assert f"cannot probe {name} (rc=127): the image probe printed no result (does the image have python3?)" in output, output[-2000:]
         assert "vllm-spark-1 failed above, so vllm-spark-2 gets no image and no model from it" in output, output[-2000:]
         assert re.search(r"vllm-spark-2 : ok=\d+ changed=0 ", output), output[-3000:]
-        assert source.run(f"docker image inspect {ARCHIVED}").rc == 0
-        assert receiver.run(f"docker image inspect {ARCHIVED}").rc == 1
+        assert source.run(f"docker image inspect {name}").rc == 0
+        assert receiver.run(f"docker image inspect {name}").rc == 1
     finally:
-        source.run(f"docker rmi {ARCHIVED}; rm -f {ARCHIVE} /tmp/sparkinfer-empty.tar")
+        source.run(f"docker rmi {name}; rm -f {ARCHIVE} /tmp/sparkinfer-empty.tar; systemctl stop docker-registry; rm -rf /var/lib/docker-registry/docker")

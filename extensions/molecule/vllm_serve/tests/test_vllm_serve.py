@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -208,6 +209,22 @@ def test_the_head_records_the_gated_launch_for_status():
     assert 0 < record["stage_seconds"]["architecture_resolved"] < record["stage_seconds"]["ready"]
 
 
+def test_a_smoke_request_the_server_refuses_fails_the_run_with_vllm_s_answer_and_leaves_the_server_serving():
+    head = node("serve-spark-1")
+    started = head.check_output(f"docker inspect --format '{{{{.State.StartedAt}}}}' {CONTAINER}")
+    # More tokens than the served max_model_len (512) holds: vLLM answers 400.
+    code, output = run_role(SCENARIO, {"vllm_serve_smoke_max_tokens": 4096})
+    assert code == 2, output[-3000:]
+    # vLLM's own answer, then what it means.
+    assert f"POST /v1/chat/completions on {HEAD_MGMT_IP}:8000 answered 400: max_tokens=4096 cannot be greater than max_model_len=512." in output, output[-3000:]
+    assert (
+        "vLLM refused the smoke test's request as invalid: the server is up, but the request asks what the served model cannot give "
+        "(vllm_serve_smoke_max_tokens is 4096 with max_model_len 512;"
+    ) in output, output[-3000:]
+    assert re.search(r"serve-spark-1 *: ok=\d+ +changed=0 ", output), output[-3000:]
+    assert head.check_output(f"docker inspect --format '{{{{.State.StartedAt}}}}' {CONTAINER}") == started
+
+
 def test_the_rank_environment_file_holds_the_key_for_root_only():
     env_file = node("serve-spark-1").file(f"/etc/sparkinfer/{CONTAINER}.env")
     assert env_file.mode == 0o600
@@ -265,49 +282,34 @@ def drill_container():
 
 
 @pytest.mark.parametrize(
-    ("override", "message", "launched", "seconds"),
+    ("override", "message"),
     [
-        (
-            {"vllm_serve_expect": {"architecture": "Qwen3_5MoeForConditionalGeneration"}},
-            "the log says architecture='Qwen3MoeForCausalLM', the gate expects architecture='Qwen3_5MoeForConditionalGeneration'",
-            True,
-            240,
-        ),
         (
             {"vllm_serve_executor": "ray", "vllm_serve_ray_address": f"{HEAD_IP}:6379"},
             f"No Ray GCS answers at {HEAD_IP}:6379 (vllm_serve_ray_address)",
-            False,
-            120,
         ),
-        ({"vllm_serve_memory_reserve_gib": 4096}, "The memory plan refuses this launch", False, 120),
+        ({"vllm_serve_memory_reserve_gib": 4096}, "The memory plan refuses this launch"),
         (
             # As if the lab machine were a GB10, whose start-up check asks for utilization x total free: no machine has 99 % free.
             {"vllm_serve_memory_startup_free_gib": 1000, "vllm_serve_gpu_memory_utilization": 0.99},
             "serve-spark-1 has less memory free than vLLM's start-up check asks for, so no rank was started",
-            False,
-            120,
         ),
-        ({"vllm_serve_executor": "slurm"}, "vllm_serve_executor must be one of: mp, ray", False, 120),
-        ({"vllm_serve_tls_certfile": "/etc/sparkinfer/cert.pem"}, "set both vllm_serve_tls_certfile and vllm_serve_tls_keyfile", False, 120),
+        ({"vllm_serve_executor": "slurm"}, "vllm_serve_executor must be one of: mp, ray"),
+        ({"vllm_serve_tls_certfile": "/etc/sparkinfer/cert.pem"}, "set both vllm_serve_tls_certfile and vllm_serve_tls_keyfile"),
         (
             {"vllm_serve_tls_certfile": "/etc/sparkinfer/none/cert.pem", "vllm_serve_tls_keyfile": "/etc/sparkinfer/none/key.pem"},
             "/etc/sparkinfer/none/cert.pem, /etc/sparkinfer/none/key.pem (vllm_serve_tls_certfile, vllm_serve_tls_keyfile, vllm_serve_tls_ca_file) "
             "not found as files on the head serve-spark-1",
-            False,
-            120,
         ),
-        ({"vllm_serve_env_profile": "sagemaker"}, "vllm_serve_api_guard_enabled (the API key on every route) needs vLLM's command line", False, 120),
-        ({"vllm_serve_api_open_paths": ["/health", "/x;y"]}, 'vllm_serve_api_open_paths is ["/health", "/x;y"]; give absolute URL paths', False, 120),
-        ({"vllm_serve_rdma": True}, '"/dev/infiniband" (vllm_serve_rdma_devices) not found on serve-spark-1', False, 120),
+        ({"vllm_serve_env_profile": "sagemaker"}, "vllm_serve_api_guard_enabled (the API key on every route) needs vLLM's command line"),
+        ({"vllm_serve_api_open_paths": ["/health", "/x;y"]}, 'vllm_serve_api_open_paths is ["/health", "/x;y"]; give absolute URL paths'),
+        ({"vllm_serve_rdma": True}, '"/dev/infiniband" (vllm_serve_rdma_devices) not found on serve-spark-1'),
         (
             {"vllm_serve_cache_dirs": {"torch": "/opt/torch"}},
             "vllm_serve_cache_dirs names the unknown caches torch; allowed are flashinfer, huggingface, triton, vllm",
-            False,
-            120,
         ),
     ],
     ids=[
-        "wrong-architecture",
         "ray-executor-without-ray",
         "memory-plan",
         "memory-free-at-start",
@@ -320,20 +322,61 @@ def drill_container():
         "unknown-cache",
     ],
 )
-def test_the_role_refuses_what_cannot_serve_and_says_why(drill_container, override, message, launched, seconds):
+def test_the_role_refuses_what_cannot_serve_and_says_why(drill_container, override, message):
     head = node("serve-spark-1")
     start = time.monotonic()
     code, output = run_role(SCENARIO, single_node_override(**override))
     elapsed = time.monotonic() - start
     assert code == 2, output[-3000:]
     assert message in output, output[-3000:]
-    assert elapsed < seconds, f"took {elapsed:.0f} s"
-    assert head.run(f"docker inspect {drill_container}").rc == (0 if launched else 1)
-    if launched:
-        # A failed gate stops its ranks (on a Spark the rank would go on loading weights) and keeps their logs.
-        assert head.check_output(f"docker inspect --format '{{{{.State.Status}}}}' {drill_container}") == "exited"
-        assert "The rank on serve-spark-1 was stopped" in output, output[-3000:]
-        assert "Resolved architecture" in head.check_output(f"docker logs {drill_container} 2>&1")
+    assert elapsed < 120, f"took {elapsed:.0f} s"
+    assert head.run(f"docker inspect {drill_container}").rc == 1
+    # The converged server is untouched, and a one-node run leaves the cluster's rendezvous guarded.
+    assert head.check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
+    assert_rendezvous_guarded(head)
+
+
+# The lab's image configured by environment variables, as the AWS vLLM SageMaker container is (lab/vllm-image/sagemaker/).
+SAGEMAKER_CONTEXT = Path(__file__).resolve().parents[4] / "lab" / "vllm-image" / "sagemaker"
+SAGEMAKER_IMAGE = "sparkinfer-lab-vllm:sagemaker"
+SAGEMAKER_ENTRYPOINT = ["python3", "/usr/local/lib/sparkinfer-lab/sagemaker_entrypoint.py"]
+
+
+def build_on(host, context: Path, tag: str) -> None:
+    """docker build of a small context folder on a node, whose engine already holds the base image."""
+    folder = f"/tmp/{tag.replace(':', '-')}"
+    writes = " && ".join(f"echo {base64.b64encode(path.read_bytes()).decode()} | base64 -d > {folder}/{path.name}" for path in sorted(context.iterdir()))
+    host.check_output(f"mkdir -p {folder} && {writes} && docker build -q -t {tag} {folder}")
+
+
+def test_an_image_configured_by_its_environment_starts_from_its_variables_and_its_log_is_gated(drill_container):
+    head = node("serve-spark-1")
+    build_on(head, SAGEMAKER_CONTEXT, SAGEMAKER_IMAGE)
+    # Without the API guard, which needs vLLM's command line; a gate that expects another architecture than the model's.
+    expect = {"architecture": "Qwen3_5MoeForConditionalGeneration"}
+    override = single_node_override(
+        vllm_serve_image=SAGEMAKER_IMAGE, vllm_serve_env_profile="sagemaker", vllm_serve_api_guard_enabled=False, vllm_serve_expect=expect
+    )
+    start = time.monotonic()
+    code, output = run_role(SCENARIO, override)
+    elapsed = time.monotonic() - start
+    # The gate read the rank's log as soon as vLLM named the model's class, and stopped the rank (on a Spark it would go on
+    # loading weights), keeping its log.
+    assert code == 2, output[-3000:]
+    assert "the log says architecture='Qwen3MoeForCausalLM', the gate expects architecture='Qwen3_5MoeForConditionalGeneration'" in output, output[-3000:]
+    assert "The rank on serve-spark-1 was stopped" in output, output[-3000:]
+    assert elapsed < 240, f"took {elapsed:.0f} s"
+    assert head.check_output(f"docker inspect --format '{{{{.State.Status}}}}' {drill_container}") == "exited"
+    # The image's own entrypoint ran with no argument from the role: the spec reached it as SM_VLLM_* variables.
+    config = json.loads(head.check_output(f"docker inspect --format '{{{{json .Config}}}}' {drill_container}"))
+    assert (config["Entrypoint"], config["Cmd"]) == (SAGEMAKER_ENTRYPOINT, None)
+    variables = dict(entry.split("=", 1) for entry in config["Env"])
+    assert (variables["SM_VLLM_MODEL"], variables["SM_VLLM_PORT"]) == ("/opt/sparkinfer/models/tiny-qwen3-moe", "8011")
+    # vLLM read them as its flags (its own port, 8011, over the entrypoint's 8080) and resolved the model they name.
+    log = head.check_output(f"docker logs {drill_container} 2>&1")
+    args = next(line for line in log.splitlines() if "non-default args: " in line)
+    assert "'port': 8011" in args and "'max_model_len': 512" in args, args
+    assert "Resolved architecture: Qwen3MoeForCausalLM" in log
     # The converged server is untouched, and a one-node run leaves the cluster's rendezvous guarded.
     assert head.check_output(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}") == "true"
     assert_rendezvous_guarded(head)
