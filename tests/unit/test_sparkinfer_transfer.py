@@ -1,8 +1,8 @@
 """The transfer key's forced command (roles/vllm_image/files/sparkinfer-transfer): docker load or rsync into the model only.
 
 The rsync command lines are what rsync 3.2.7 (the lab node image's, as on Ubuntu 24.04) sends to the receiving side
-for `rsync -a [--checksum] [--delete] SRC/ HOST:DIR/` and for a pull `HOST:FILE DEST`, captured with an -e program
-that printed its arguments.
+for `rsync -a [--checksum] [--dry-run --itemize-changes] [--delete] SRC/ HOST:DIR/` (model_sync's dry run and copy) and
+for a pull `HOST:FILE DEST`, captured with an -e program that printed its arguments.
 """
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ def forced(fake_bin: Path, requested: str, *args: str) -> subprocess.CompletedPr
         f"rsync --server -logDtpre.iLsfxCIvu --delete . {MODEL}/",
         f"rsync --server -logDtprce.iLsfxCIvu . {MODEL}/",
         f"rsync --server -logDtprce.iLsfxCIvu --delete . {MODEL}/",
+        f"rsync --server -nlogDtpre.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
+        f"rsync --server -nlogDtprce.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
+        f"rsync --server -logDtpre.iLsfxCIvu --log-format=%i . {MODEL}/",
     ],
-    ids=["archive", "delete", "checksum", "checksum-delete"],
+    ids=["archive", "delete", "checksum", "checksum-delete", "dry-run-itemized-delete", "dry-run-checksum", "itemized"],
 )
 def test_rsync_into_the_model_directory_runs_as_asked(fake_bin, requested):
     run = forced(fake_bin, requested, MODEL)
@@ -52,6 +55,9 @@ def test_docker_load_runs(fake_bin):
     assert (run.returncode, run.stdout) == (0, "ran docker load\n")
 
 
+OPTIONS = "options other than -a, --checksum, --dry-run, --itemize-changes and --delete"
+
+
 @pytest.mark.parametrize(
     ("requested", "why"),
     [
@@ -59,11 +65,14 @@ def test_docker_load_runs(fake_bin):
         ("docker load; id", "not rsync's receiving side"),
         ("docker load && touch /tmp/x", "not rsync's receiving side"),
         ("", "not rsync's receiving side"),
-        ("rsync --server --sender -logDtpre.iLsfxCIvu . /etc/hostname", "options other than -a, --checksum and --delete"),
-        (f"rsync --server -slogDtpre.iLsfxCIvu . {MODEL}/", "options other than -a, --checksum and --delete"),
-        (f"rsync --server -logDtpre.iLsfxCIvu --log-file=/tmp/x . {MODEL}/", "options other than -a, --checksum and --delete"),
+        ("rsync --server --sender -logDtpre.iLsfxCIvu . /etc/hostname", OPTIONS),
+        (f"rsync --server -slogDtpre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -logDtpre.iLsfxCIvu --log-file=/tmp/x . {MODEL}/", OPTIONS),
+        (f"rsync --server -logDtpre.iLsfxCIvu --log-format=%i --log-file=/tmp/x . {MODEL}/", OPTIONS),
+        (f"rsync --server -logDtpre.iLsfxCIvu --log-format=%n%L . {MODEL}/", OPTIONS),
         ("rsync --server -logDtpre.iLsfxCIvu . /root/.ssh/", "a destination other than"),
-        (f"rsync --server -logDtpre.iLsfxCIvu . {MODEL}/ ; id", "not rsync's receiving side"),
+        (f"rsync --server -logDtpre.iLsfxCIvu . {MODEL}/ ; id", OPTIONS),
+        (f"rsync --server -logDtpre.iLsfxCIvu --delete --delete --delete . {MODEL}/", "not rsync's receiving side"),
     ],
 )
 def test_anything_else_is_refused_and_nothing_runs(fake_bin, requested, why):

@@ -71,7 +71,7 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
     # rsync reading from the receiving node, or writing outside the model directory.
     pulled = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} sparkops@{RECEIVER_ADDRESS}:/etc/hostname /tmp/sparkinfer-pulled")
     assert pulled.rc != 0, pulled
-    assert "options other than -a, --checksum and --delete" in pulled.stderr, pulled.stderr
+    assert "options other than -a, --checksum, --dry-run, --itemize-changes and --delete" in pulled.stderr, pulled.stderr
     pushed = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} {MODEL}/config.json sparkops@{RECEIVER_ADDRESS}:/tmp/sparkinfer-elsewhere/")
     assert pushed.rc != 0, pushed
     assert f"a destination other than {MODEL}/" in pushed.stderr, pushed.stderr
