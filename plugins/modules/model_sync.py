@@ -164,9 +164,10 @@ class ModelSync:
         if result["changed"] and not self.module.check_mode:
             self.rsync_run(["--delete"] if delete_extra else [])
             after = self.rsync_run(["--dry-run", "--delete"])
-            if after.sent or (delete_extra and after.extra):
+            left = [*after.sent, *(after.extra if delete_extra else ())]
+            if left:
                 self.module.fail_json(
-                    msg=f"{self.ends[1]} still differs from {self.ends[0]} after the copy: {', '.join((*after.sent, *after.extra))}",
+                    msg=f"{self.ends[1]} still differs from {self.ends[0]} after the copy: {', '.join(left)}",
                     cmd=self.cmd,
                     **result,
                 )
