@@ -406,6 +406,17 @@ def multinode_mp_problem(image_name: str, image: dict[str, Any]) -> str | None:
     )
 
 
+def vllm_version_problem(image_name: str, image: dict[str, Any], minimum: str) -> str | None:
+    """Why the image's vLLM is older than the first release the deployment accepts, or None (also when its version is unknown).
+
+    Only the release numbers count: 0.17.0rc1 passes a minimum of 0.17.0, 0.16.1rc1.dev111 does not.
+    """
+    version = image.get("vllm_version")
+    if not version or _version_key(version) >= _version_key(minimum):
+        return None
+    return f"{image_name} has vLLM {version}, older than {minimum}, the first release this deployment accepts: use an image with vLLM {minimum} or later."
+
+
 def architecture_gate_message(image_name: str, image: dict[str, Any], missing: list[dict[str, Any]]) -> str:
     """One plain sentence per missing architecture, with the fix."""
     version = image.get("vllm_version")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import (
     FAILURE_OUTCOMES,
@@ -76,8 +76,8 @@ class WaitResult:
     tail: list[str] = field(default_factory=list)
 
 
-def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None:
-    """The first expected fact the log contradicts, as a sentence; None while all agree so far."""
+def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner, sources: Mapping[str, str] | None = None) -> str | None:
+    """The first expected fact the log contradicts, as a sentence naming where the expectation came from; None while all agree so far."""
     facts = scanner.facts()
     for key, wanted in expect.items():
         if not scanner.said(key) and facts.get(key) is None:
@@ -94,7 +94,8 @@ def gate_mismatch(expect: dict[str, Any], scanner: VllmLogScanner) -> str | None
             agree = str(wanted) == str(got)
         if not agree:
             fix = f" {MISMATCH_FIXES[key]}" if key in MISMATCH_FIXES else ""
-            return f"the log says {key}={got!r}, the gate expects {key}={wanted!r}.{fix}"
+            source = f" (from {sources[key]})" if sources and key in sources else ""
+            return f"the log says {key}={got!r}, the gate expects {key}={wanted!r}{source}.{fix}"
     return None
 
 
@@ -122,6 +123,7 @@ def wait_for_vllm(
     *,
     target_stage: str = "ready",
     expect: dict[str, Any] | None = None,
+    expect_sources: Mapping[str, str] | None = None,
     given_env: Iterable[str] = (),
     timeout: float = 900.0,
     stall_timeout: float = 300.0,
@@ -187,7 +189,7 @@ def wait_for_vllm(
                 f"{'it' if len(ignored) == 1 else 'them'}: pass the setting as a flag (the serve spec, such as "
                 "vllm_serve_max_model_len) or use the env profile of an image whose entrypoint reads it.",
             )
-        mismatch = gate_mismatch(expect, scanner)
+        mismatch = gate_mismatch(expect, scanner, expect_sources)
         if mismatch:
             return result(False, "gate", f"vLLM gate: {mismatch} Stop: this is not the deployment that was asked for.")
         if scanner.stage_index() >= target:

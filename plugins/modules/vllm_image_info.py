@@ -90,6 +90,12 @@ options:
         executor needs to span nodes. An unknown version passes.
     type: bool
     default: false
+  require_vllm_version:
+    description:
+      - The first vLLM release the image may have, such as C(0.17.0) (a recipe's C(min_vllm_version), the first with
+        its model's class). The module fails when the image's vLLM is older, by its release numbers (C(0.17.0rc1)
+        passes C(0.17.0)). An unknown version passes.
+    type: str
   require_rdma:
     description:
       - Fail when the image lacks the RDMA user-space libraries NCCL needs for RoCE on a ConnectX-7 (C(libibverbs.so.1)
@@ -455,6 +461,7 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
             "model_architectures": {"type": "list", "elements": "str"},
             "require_ray": {"type": "bool", "default": False},
             "require_multinode_mp": {"type": "bool", "default": False},
+            "require_vllm_version": {"type": "str"},
             "require_rdma": {"type": "bool", "default": False},
             "require_architecture": {"type": "str"},
             "require_cuda_capability": {"type": "str"},

@@ -50,6 +50,12 @@ options:
         from C(NCCL_DEBUG=INFO) lines, and a contradiction names the fix).
     type: dict
     default: {}
+  expect_sources:
+    description:
+      - Where an expectation of O(expect) came from, by its key (such as C(recipe qwen3.5-122b-a10b-fp8)); a
+        contradiction of that key names it, so the reader knows which setting to change.
+    type: dict
+    default: {}
   given_env:
     description:
       - Names of the environment variables the container was given. vLLM's C(Unknown vLLM environment variable
@@ -202,6 +208,7 @@ def main() -> None:
             **LOG_SOURCE_ARGUMENTS,
             "stage": {"type": "str", "default": "ready", "choices": list(STAGES)},
             "expect": {"type": "dict", "default": {}},
+            "expect_sources": {"type": "dict", "default": {}},
             "given_env": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 900},
             "stall_timeout": {"type": "int", "default": 300},
@@ -230,6 +237,7 @@ def main() -> None:
             source,
             target_stage=params["stage"],
             expect=params["expect"],
+            expect_sources=params["expect_sources"],
             given_env=params["given_env"],
             timeout=params["timeout"],
             stall_timeout=params["stall_timeout"],

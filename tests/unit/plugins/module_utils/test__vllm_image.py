@@ -23,6 +23,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     platform_problem,
     rdma_problem,
     runs_on_capability,
+    vllm_version_problem,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vllm_image"
@@ -336,6 +337,22 @@ def test_the_mp_executor_across_nodes_needs_vllm_with_nnodes(version, refused):
             f"nvcr.io/nvidia/vllm:25.11-py3 has vLLM {version}, whose `vllm serve` has no --nnodes: the mp executor spans nodes "
             "with it from vLLM 0.11.1 on. Use an image with vLLM 0.11.1 or later, or the Ray executor (vllm_serve_executor: ray, "
             "with an image that has Ray)."
+        )
+    else:
+        assert problem is None
+
+
+# A recipe's min_vllm_version: Qwen3.5's class is in vLLM 0.17.0 and later; 0.16.1rc1.dev111 is a nightly before it.
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [("0.16.0", True), ("0.16.1rc1.dev111+g0a1b2c3", True), ("0.17.0rc1", False), ("0.17.1", False), ("0.32.0+cpu", False), (None, False)],
+)
+def test_an_image_older_than_the_minimum_vllm_is_refused_by_its_release_numbers(version, refused):
+    problem = vllm_version_problem("nvcr.io/nvidia/vllm:26.02-py3", {**LAB_IMAGE, "vllm_version": version}, "0.17.0")
+    if refused:
+        assert problem == (
+            f"nvcr.io/nvidia/vllm:26.02-py3 has vLLM {version}, older than 0.17.0, the first release this deployment accepts: "
+            "use an image with vLLM 0.17.0 or later."
         )
     else:
         assert problem is None

@@ -111,6 +111,11 @@ def test_gate_on_quantization_waits_for_the_engine_config():
     assert result.elapsed == line_number(READY, "Initializing a V1 LLM engine") // 10
 
 
+def test_a_contradiction_names_where_its_expectation_came_from():
+    result = wait(ReplayedLog(READY), FakeClock(), expect={"quantization": "fp8"}, expect_sources={"quantization": "recipe qwen3.5-122b-a10b-fp8"})
+    assert "the log says quantization=None, the gate expects quantization='fp8' (from recipe qwen3.5-122b-a10b-fp8)." in result.message
+
+
 def test_a_ray_worker_whose_nccl_fell_back_to_sockets_fails_the_rdma_gate_at_that_line_naming_the_fix():
     clock = FakeClock()
     log = lines(CORPUS / "public" / "0.11.1rc2.dev141+g38f225c2a-gpt-oss-20b-ray-tp2-two-node-rccl-init.log")

@@ -1,0 +1,59 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The collection's serving recipes (recipes/<name>.yml), by name, and whether a cluster can serve one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import RecipeError, check_recipe, cluster_fit
+
+# The collection's root: plugins/filter/recipe.py -> ../..
+RECIPES_DIR = Path(__file__).resolve().parents[2] / "recipes"
+
+
+def recipe_names():
+    """The names of the collection's recipes, sorted."""
+    return sorted(path.stem for path in RECIPES_DIR.glob("*.yml"))
+
+
+def load_recipe(name):
+    """One recipe, read and checked; raises RecipeError (unknown name, or what is wrong with it)."""
+    known = recipe_names()
+    if not isinstance(name, str) or name not in known:
+        raise RecipeError(f"no recipe is named {name!r}; the collection's recipes are {', '.join(known)}")
+    with open(RECIPES_DIR / f"{name}.yml", encoding="utf-8") as handle:
+        return check_recipe(name, yaml.safe_load(handle))
+
+
+def vllm_recipe(name, variable=None):
+    """The recipe of that name, as a dictionary (model, image, nodes, serve, expect, weights_bytes, sources ...).
+
+    An empty name is no recipe: {}. variable names the inventory variable the name came from, for the error.
+    """
+    if name == "":
+        return {}
+    try:
+        return load_recipe(name)
+    except RecipeError as exc:
+        raise AnsibleFilterError(f"{variable} is {name!r}: {exc}" if variable else f"vllm_recipe: {exc}") from exc
+
+
+def vllm_recipe_fit(recipe, hosts):
+    """``{fits, message}``: whether a cluster of these hosts (head first) can serve the recipe (a name or vllm_recipe's result)."""
+    try:
+        checked = load_recipe(recipe) if isinstance(recipe, str) else check_recipe(str(recipe.get("name")), recipe)
+        if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
+            raise RecipeError(f"the cluster's hosts must be a list of host names, got {hosts!r}")
+        return cluster_fit(checked, hosts)
+    except (RecipeError, AttributeError) as exc:
+        raise AnsibleFilterError(f"vllm_recipe_fit: {exc}") from exc
+
+
+class FilterModule:
+    def filters(self):
+        return {"vllm_recipe": vllm_recipe, "vllm_recipe_fit": vllm_recipe_fit}

@@ -1,0 +1,43 @@
+"""inventories/example-two-sparks passes validate_inventory.yml, and its recipe on one Spark is refused before any host changes.
+
+validate_inventory.yml touches no host (no facts, only the controller's checks), so it runs here on the worked inventory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "inventories" / "example-two-sparks"
+PLAYBOOK = REPO / "playbooks" / "validate_inventory.yml"
+
+
+def validate(*args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    ansible_playbook = Path(sys.executable).with_name("ansible-playbook")
+    command = [str(ansible_playbook), "-i", str(EXAMPLE), str(PLAYBOOK), "-e", f"ansible_python_interpreter={sys.executable}", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_the_worked_two_spark_inventory_passes_the_specs_and_its_recipe_fits():
+    run = validate()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "spark-a                    : ok=3    changed=0" in run.stdout
+    assert "spark-b                    : ok=3    changed=0" in run.stdout
+
+
+def test_its_recipe_on_one_spark_is_refused_by_the_memory_plan_before_any_host_changes():
+    run = validate("--limit", "spark-a", "-e", '{"sparkinfer_cluster_hosts": ["spark-a"]}')
+    assert run.returncode == 2, run.stdout[-3000:]
+    assert "recipe qwen3.5-122b-a10b-fp8 is served on 2 Sparks (tensor x pipeline parallel size 2); the cluster has 1 (spark-a)." in run.stdout
+    assert "KV -30.64 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-a with --tensor-parallel-size 2" in run.stdout
+    assert "Nothing was changed on any host." in run.stdout
