@@ -67,11 +67,12 @@ def test_status_prints_one_table_for_the_cluster():
     code, output = run_playbook(PLAYBOOKS / "status.yml", {})
     assert code == 0, output[-3000:]
     assert "Cluster of e2e-spark-1 (2 nodes)" in output
-    assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +absent +-[ \"]", output), output[-3000:]
-    assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +absent +-[ \"]", output), output[-3000:]
+    assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +absent +- ", output), output[-3000:]
+    assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +absent +- ", output), output[-3000:]
     assert "Ray: not running" in output
     assert "vLLM: 0.32.0, Qwen3MoeForCausalLM, quantization None, tp 1 x pp 2, max_model_len 512, ready at ready" in output
     assert f"Endpoint: {ENDPOINT}/v1 serving tiny-qwen3-moe" in output
+    assert "msg: |-" in output and "'" not in output.split("msg: |-", 1)[1].split("PLAY RECAP")[0]
     assert re.search(r"Seconds per stage: .*architecture_resolved=[0-9.]+, .*kv_cache_ready=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
     assert re.search(r"changed=0 +unreachable=0 +failed=0", output)
 
@@ -87,3 +88,70 @@ def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
     assert head.check_output("docker ps --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
     # A one-node run leaves the cluster's rendezvous chain alone.
     assert_rendezvous_guarded()
+
+
+def test_the_chain_serves_by_the_labs_recipe():
+    # The lab inventory sets sparkinfer_recipe: tiny-qwen3-moe and no serve spec of its own: the ranks run the recipe's.
+    head = node("e2e-spark-1")
+    args = json.loads(head.check_output("docker inspect --format '{{json .Args}}' sparkinfer-vllm"))
+    assert args[:7] == [
+        "serve",
+        "/opt/sparkinfer/models/tiny-qwen3-moe",
+        "--served-model-name",
+        "tiny-qwen3-moe",
+        "--tensor-parallel-size",
+        "1",
+        "--pipeline-parallel-size",
+    ]
+    assert args[args.index("--max-model-len") + 1] == "512"
+    env = json.loads(head.check_output("docker inspect --format '{{json .Config.Env}}' sparkinfer-vllm"))
+    assert "VLLM_CPU_KVCACHE_SPACE=1" in env
+    record = json.loads(head.check_output("cat /etc/sparkinfer/sparkinfer-vllm.json"))
+    assert (record["image"], record["vllm_log"]["architecture"]) == ("sparkinfer-lab-vllm:latest", "Qwen3MoeForCausalLM")
+
+
+BENCH = {
+    "vllm_serve_bench_concurrencies": [1, 2],
+    "vllm_serve_bench_input_len": 32,
+    "vllm_serve_bench_output_len": 8,
+    "vllm_serve_bench_num_prompts": 4,
+}
+
+
+def bench_row(concurrency: int) -> str:
+    """The table's line of one run of 4 requests: throughputs, then latencies mean / p50 / p99."""
+    latencies = r"[0-9.]+ / [0-9.]+ / [0-9.]+"
+    return rf" {concurrency} 4 [0-9.]+ [0-9.]+ {latencies} {latencies}"
+
+
+def test_benchmark_measures_the_endpoint_keeps_its_json_and_status_shows_the_last_one(tmp_path):
+    code, output = run_playbook(PLAYBOOKS / "benchmark.yml", {**BENCH, "vllm_serve_bench_results_dir": str(tmp_path)})
+    assert code == 0, output[-3000:]
+    # The output as run_playbook returns it: each run of spaces one space.
+    assert "concurrency requests req/s output tok/s TTFT mean / p50 / p99 ms ITL mean / p50 / p99 ms" in output, output[-3000:]
+    assert re.search(bench_row(1), output) and re.search(bench_row(2), output), output[-3000:]
+    kept = sorted((tmp_path / "e2e-spark-1").glob("*.json"))
+    assert len(kept) == 1
+    result = json.loads(kept[0].read_text(encoding="utf-8"))
+    assert (result["passed"], result["recipe"], result["served_model_name"], result["image"]) == (
+        True,
+        "tiny-qwen3-moe",
+        "tiny-qwen3-moe",
+        "sparkinfer-lab-vllm:latest",
+    )
+    assert [(run["concurrency"], run["completed"], run["failed"]) for run in result["results"]] == [(1, 4, 0), (2, 4, 0)]
+    assert all(run["output_throughput"] > 0 and run["ttft_ms"]["p99"] >= run["ttft_ms"]["median"] > 0 for run in result["results"])
+    assert result["results"][0]["output_tokens"] == 4 * 8  # --ignore-eos: every request generated all its tokens
+    code, status = run_playbook(PLAYBOOKS / "status.yml", {"vllm_serve_bench_results_dir": str(tmp_path)})
+    assert code == 0, status[-3000:]
+    assert f"Last benchmark: {result['date']}, tiny-qwen3-moe, 32 tokens in and 8 out a request" in status, status[-3000:]
+
+
+def test_a_benchmark_below_its_floor_fails_after_keeping_its_result(tmp_path):
+    floor = {**BENCH, "vllm_serve_bench_concurrencies": [1], "vllm_serve_bench_min_output_throughput": 100000, "vllm_serve_bench_results_dir": str(tmp_path)}
+    code, output = run_playbook(PLAYBOOKS / "benchmark.yml", floor)
+    assert code == 2, output[-3000:]
+    assert re.search(r"output token throughput [0-9.]+ tok/s at concurrency 1 is below the floor of 100000 tok/s", output), output[-3000:]
+    (kept,) = (tmp_path / "e2e-spark-1").glob("*.json")
+    result = json.loads(kept.read_text(encoding="utf-8"))
+    assert result["passed"] is False and result["min_output_throughput"] == 100000 and result["results"][0]["completed"] == 4
