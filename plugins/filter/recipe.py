@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import yaml
@@ -21,13 +23,20 @@ def recipe_names():
     return sorted(path.stem for path in RECIPES_DIR.glob("*.yml"))
 
 
+# A role's variables are templated again at every use, and each use of a recipe's setting calls the filter: a recipe is
+# read and checked once per process and file version.
+@functools.lru_cache(maxsize=64)
+def _checked(name, modified_ns):
+    with open(RECIPES_DIR / f"{name}.yml", encoding="utf-8") as handle:
+        return check_recipe(name, yaml.safe_load(handle))
+
+
 def load_recipe(name):
     """One recipe, read and checked; raises RecipeError (unknown name, or what is wrong with it)."""
     known = recipe_names()
     if not isinstance(name, str) or name not in known:
         raise RecipeError(f"no recipe is named {name!r}; the collection's recipes are {', '.join(known)}")
-    with open(RECIPES_DIR / f"{name}.yml", encoding="utf-8") as handle:
-        return check_recipe(name, yaml.safe_load(handle))
+    return copy.deepcopy(_checked(name, (RECIPES_DIR / f"{name}.yml").stat().st_mtime_ns))
 
 
 def vllm_recipe(name, variable=None):
