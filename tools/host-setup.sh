@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Prepare this machine (Debian/Ubuntu, as root) for the lab and the tests: Docker engine and
-# debootstrap from the OS packages when absent, and the Docker daemon started when not running.
+# Prepare this machine (Debian/Ubuntu, as root) for the lab and the tests: Docker engine, debootstrap and the tools
+# the tests run from the OS packages when absent, and the Docker daemon started when not running.
 # Safe to run again: it only acts on what is missing.
 set -euo pipefail
 
@@ -10,6 +10,8 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v ssh >/dev/null || need+=(openssh-client)
 # `ansible-test sanity` lints the shell scripts only where shellcheck is installed.
 command -v shellcheck >/dev/null || need+=(shellcheck)
+# The e2e scenario scrapes the lab's metrics targets with a real Prometheus server, as docs/metrics.md configures it.
+command -v prometheus >/dev/null || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   echo "host-setup: installing ${need[*]}" >&2
   apt-get update -qq

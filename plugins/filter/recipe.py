@@ -16,6 +16,8 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import 
 
 # The collection's root: plugins/filter/recipe.py -> ../..
 RECIPES_DIR = Path(__file__).resolve().parents[2] / "recipes"
+# Where the roles put a recipe's model on the nodes by default (gb10_host_model_dir): its id's last part under it.
+MODELS_DIR = "/opt/sparkinfer/models"
 
 
 def recipe_names():
@@ -40,22 +42,28 @@ def load_recipe(name):
 
 
 def vllm_recipe(name, variable=None):
-    """The recipe of that name, as a dictionary (model, image, nodes, serve, expect, weights_bytes, sources ...).
+    """The recipe of that name, as a dictionary (model, image, nodes, serve, expect, weights_bytes, sources ...), with
+    model_dir, where the roles put its model on the nodes by default.
 
     An empty name is no recipe: {}. variable names the inventory variable the name came from, for the error.
     """
     if name == "":
         return {}
     try:
-        return load_recipe(name)
+        recipe = load_recipe(name)
     except RecipeError as exc:
         raise AnsibleFilterError(f"{variable} is {name!r}: {exc}" if variable else f"vllm_recipe: {exc}") from exc
+    return {**recipe, "model_dir": f"{MODELS_DIR}/{recipe['model'].split('/')[-1]}"}
 
 
 def vllm_recipe_fit(recipe, hosts):
     """``{fits, message}``: whether a cluster of these hosts (head first) can serve the recipe (a name or vllm_recipe's result)."""
     try:
-        checked = load_recipe(recipe) if isinstance(recipe, str) else check_recipe(str(recipe.get("name")), recipe)
+        if isinstance(recipe, str):
+            checked = load_recipe(recipe)
+        else:
+            # vllm_recipe's result: the recipe and the model_dir it adds.
+            checked = check_recipe(str(recipe.get("name")), {key: value for key, value in recipe.items() if key != "model_dir"})
         if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
             raise RecipeError(f"the cluster's hosts must be a list of host names, got {hosts!r}")
         return cluster_fit(checked, hosts)

@@ -72,6 +72,10 @@ def test_status_prints_one_table_for_the_cluster():
     assert "Ray: not running" in output
     assert "vLLM: 0.32.0, Qwen3MoeForCausalLM, quantization None, tp 1 x pp 2, max_model_len 512, ready at ready" in output
     assert f"Endpoint: {ENDPOINT}/v1 serving tiny-qwen3-moe" in output
+    # Read from the server's /metrics with the API key: the smoke test's chat completion is counted.
+    assert re.search(r"Metrics: 0 running, 0 waiting, KV cache 0\.0% used, [1-9][0-9]* prompt and [1-9][0-9]* generated tokens since start", output), output[
+        -3000:
+    ]
     assert "msg: |-" in output and "'" not in output.split("msg: |-", 1)[1].split("PLAY RECAP")[0]
     assert re.search(r"Seconds per stage: .*architecture_resolved=[0-9.]+, .*kv_cache_ready=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
     assert re.search(r"changed=0 +unreachable=0 +failed=0", output)
@@ -145,6 +149,9 @@ def test_benchmark_measures_the_endpoint_keeps_its_json_and_status_shows_the_las
     code, status = run_playbook(PLAYBOOKS / "status.yml", {"vllm_serve_bench_results_dir": str(tmp_path)})
     assert code == 0, status[-3000:]
     assert f"Last benchmark: {result['date']}, tiny-qwen3-moe, 32 tokens in and 8 out a request" in status, status[-3000:]
+    # The benchmark's 8 requests of 8 tokens are in the server's generation counter.
+    generated = int(re.search(r"Metrics: .* and ([0-9]+) generated tokens since start", status).group(1))
+    assert generated >= 8 * 8, status[-3000:]
 
 
 def test_a_benchmark_below_its_floor_fails_after_keeping_its_result(tmp_path):

@@ -14,12 +14,15 @@ import hashlib
 import json
 import re
 import shlex
+import socket
 import urllib.error
 import urllib.request
+from functools import cache
 
 import pytest
 from chain_lab import Run, api_key, node, pair, ray_token, record, timed
 from probes import connects, connects_from
+from prometheus_server import prometheus, targets_once_scraped
 
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
 # A second server on the head for the single-node drills, beside the pair's own (port 8000).
@@ -38,9 +41,17 @@ SECOND_PAIR_CHAIN = "SPARKINFER-VLLM" + hashlib.sha1(DRILL_CONTAINER.encode()).h
 RAY = {"ray_cluster_state": "started"}
 
 
+@cache
+def admin_address() -> str:
+    """The admin box's own address on its way to the head (a UDP socket's connect sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((pair().head_ip, 9))
+        return probe.getsockname()[0]
+
+
 def drill_run(playbook: str, extra_vars: dict | None = None, *options: str) -> Run:
-    """A timed playbook run of a drill, on the pair with its Ray cluster."""
-    return timed(playbook, {**RAY, **(extra_vars or {})}, *options)
+    """A timed playbook run of a drill, on the pair with its Ray cluster, whose metrics the admin box may scrape."""
+    return timed(playbook, {**RAY, "ray_cluster_metrics_scrapers": [admin_address()], **(extra_vars or {})}, *options)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -237,6 +248,30 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
         urllib.request.urlopen(request, timeout=30)
     assert refused.value.code == 401
     # No secret in -vvv output of the whole chain: drill 8's re-run of site.yml runs with -vvv and checks it.
+
+
+def test_a_prometheus_configured_as_the_docs_say_scrapes_every_target_of_the_targets_file(tmp_path):
+    targets_file = tmp_path / "targets.json"
+    run = drill_run("prometheus_targets.yml", {"sparkinfer_prometheus_targets_file": str(targets_file)})
+    assert run.code == 0, run.output[-3000:]
+    assert f"1 vLLM and 2 Ray metrics targets in {targets_file}" in run.output, run.output[-3000:]
+    groups = json.loads(targets_file.read_text(encoding="utf-8"))
+    head, worker = pair().head, pair().worker
+    api = [group for group in groups if group["labels"]["job"] == "sparkinfer-vllm"]
+    assert [(group["targets"], group["labels"]["__scheme__"], group["labels"]["sparkinfer_node"]) for group in api] == [
+        ([f"{pair().head_ip}:8000"], "http", head)
+    ]
+    # A real Prometheus on the admin box, with the docs' scrape config for a /metrics behind the API key: the admin box
+    # is a metrics scraper of the drills' Ray cluster (drill_run), which lets it reach Ray's metrics ports only.
+    with prometheus(tmp_path, targets_file, api_key()):
+        targets = targets_once_scraped(3)
+        scraped = sorted((t["labels"]["job"], t["labels"]["sparkinfer_node"], t["labels"]["sparkinfer_cluster"], t["health"], t["lastError"]) for t in targets)
+        assert scraped == [
+            ("sparkinfer-ray", head, head, "up", ""),
+            ("sparkinfer-ray", worker, head, "up", ""),
+            ("sparkinfer-vllm", head, head, "up", ""),
+        ], targets
+    assert not connects(pair().head_ip, 6379, timeout=1.0)
 
 
 def changed_tasks(output: str) -> list[str]:

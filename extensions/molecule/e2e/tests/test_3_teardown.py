@@ -13,9 +13,13 @@ def test_teardown_removes_vllm_and_keeps_image_and_model():
         assert host.check_output("docker ps -a --format '{{.Names}}'") == ""
         assert host.run("docker image inspect sparkinfer-lab-vllm:latest").rc == 0
         assert host.file("/opt/sparkinfer/models/tiny-qwen3-moe/config.json").exists
-        # The rendezvous chain, Ray's chain (the drills started Ray) and their boot units are gone, and so is
-        # the image transfer key, on both ends.
-        for chain, unit in (("SPARKINFER-VLLM", "sparkinfer-vllm-firewall"), ("SPARKINFER-RAY", "sparkinfer-ray-firewall")):
+        # The rendezvous chain, Ray's chains (the drills started Ray, with the admin box as a metrics scraper) and their
+        # boot units are gone, and so is the image transfer key, on both ends.
+        for chain, unit in (
+            ("SPARKINFER-VLLM", "sparkinfer-vllm-firewall"),
+            ("SPARKINFER-RAY", "sparkinfer-ray-firewall"),
+            ("SPARKINFER-RAYMETRICS", "sparkinfer-raymetrics-firewall"),
+        ):
             assert host.run(f"iptables -S {chain}").rc != 0
             assert not host.file(f"/etc/systemd/system/{unit}.service").exists
         assert host.run("grep -rl sparkinfer-transfer@ /root/.ssh /home").stdout == ""

@@ -533,6 +533,10 @@ def test_a_new_head_token_and_rdma_restart_every_container_the_old_token_is_refu
             {"ray_cluster_auth_token_path": "/etc/sparkinfer/a:/etc/b"},
             "ray_cluster_auth_token_path is /etc/sparkinfer/a:/etc/b, not a plain absolute path",
         ),
+        (
+            {"ray_cluster_metrics_scrapers": ["10.0.0.0/8"]},
+            'ray_cluster_metrics_scrapers must list IPv4 addresses (of the Prometheus servers that scrape Ray\'s metrics), not ["10.0.0.0/8"]',
+        ),
     ],
 )
 def test_the_role_refuses_bad_input_naming_the_variable(override, message):

@@ -34,7 +34,7 @@ def test_the_collection_has_the_recipes_users_asked_for():
 @pytest.mark.parametrize("name", recipe_names())
 def test_every_recipe_passes_its_checks_and_has_the_documented_keys(name):
     recipe = vllm_recipe(name)
-    assert {"model", "image", "nodes", "serve", "expect", "weights_bytes", "sources"} <= set(recipe)
+    assert {"model", "model_dir", "image", "nodes", "serve", "expect", "weights_bytes", "sources"} <= set(recipe)
     assert {"architecture", "quantization"} <= set(recipe["expect"])
 
 
@@ -54,6 +54,7 @@ def test_an_empty_name_is_no_recipe():
 def test_the_qwen_recipe_on_two_sparks_runs_what_its_sources_say():
     recipe = vllm_recipe(QWEN)
     assert recipe["model"] == "Qwen/Qwen3.5-122B-A10B-FP8"
+    assert recipe["model_dir"] == "/opt/sparkinfer/models/Qwen3.5-122B-A10B-FP8"
     assert recipe["image"]["min_vllm_version"] == "0.17.0"
     assert recipe["expect"] == {"architecture": "Qwen3_5MoeForConditionalGeneration", "quantization": "fp8"}
     # What vllm_serve puts around the recipe's serve spec (tasks/launch.yml): the model path, the executor, the rank.
