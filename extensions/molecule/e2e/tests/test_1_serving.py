@@ -66,7 +66,8 @@ def assert_rendezvous_guarded() -> None:
 def test_status_prints_one_table_for_the_cluster():
     code, output = run_playbook(PLAYBOOKS / "status.yml", {})
     assert code == 0, output[-3000:]
-    assert "Cluster of e2e-spark-1 (2 nodes)" in output
+    assert "Cluster of e2e-spark-1 (2 nodes): serving" in output
+    assert "Fleet of 1 cluster - 1 serving, 0 degraded, 0 down" in output
     assert re.search(rf"e2e-spark-1 +{HEAD_IP} +[0-9a-f]{{12}} +running +absent +- ", output), output[-3000:]
     assert re.search(rf"e2e-spark-2 +{WORKER_IP} +[0-9a-f]{{12}} +running +absent +- ", output), output[-3000:]
     assert "Ray: not running" in output

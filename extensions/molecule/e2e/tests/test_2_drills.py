@@ -189,6 +189,11 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
         assert "exited" in run.output
         # The wait's 30 s, and Ansible's own time on a loaded host.
         record("5 worker lost", run.seconds, 90, "ray_cluster: node without raylet")
+        # The API still serves (mp ranks), the cluster is not whole: status calls it degraded, and says why.
+        status = drill_run("status.yml")
+        assert status.code == 0, status.output[-3000:]
+        assert f"Cluster of {pair().head} (2 nodes): degraded, {pair().worker}'s Ray container is exited" in status.output, status.output[-3000:]
+        assert f"Fleet of 1 cluster - 0 serving, 1 degraded, 0 down; {pair().head} degraded" in status.output, status.output[-3000:]
     finally:
         restored = drill_run("cluster.yml")
         assert restored.code == 0, restored.output[-3000:]
