@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 
 def connects(address: str, port: int, timeout: float = 3.0) -> bool:
@@ -13,6 +14,14 @@ def connects(address: str, port: int, timeout: float = 3.0) -> bool:
             return True
     except OSError:
         return False
+
+
+def connects_any(targets, timeout: float = 3.0) -> dict:
+    """connects() for several (address, port) pairs at once: a port behind a DROP rule waits the whole timeout, so
+    probing them one after another costs timeout seconds each."""
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        answers = pool.map(lambda target: connects(*target, timeout=timeout), targets)
+        return dict(zip(targets, answers))
 
 
 def connects_from(host, address: str, port: int) -> bool:

@@ -18,9 +18,11 @@ def run_role(scenario: str, extra_vars: dict[str, Any], limit: str | None = None
     return run_playbook(CONVERGE, extra_vars, limit, scenario=scenario)
 
 
-def run_playbook(playbook: Path, extra_vars: dict[str, Any], limit: str | None = None, *, scenario: str = "", options: tuple[str, ...] = ()) -> tuple[int, str]:
-    """Run a playbook against the scenario's inventory (with more ansible-playbook options); return its exit code and output on one line."""
-    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], str(playbook), "-e", json.dumps(extra_vars), *options]
+def run_playbook(
+    playbook: Path, extra_vars: dict[str, Any], limit: str | None = None, *, scenario: str = "", options: tuple[str, ...] = (), inventory: str = ""
+) -> tuple[int, str]:
+    """Run a playbook against the scenario's inventory, or another (with more ansible-playbook options); return its exit code and output on one line."""
+    argv = ["ansible-playbook", "-i", inventory or os.environ["MOLECULE_INVENTORY_FILE"], str(playbook), "-e", json.dumps(extra_vars), *options]
     if limit:
         argv += ["--limit", limit]
     run = subprocess.run(

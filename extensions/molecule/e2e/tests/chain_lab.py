@@ -52,6 +52,14 @@ def node(name: str) -> testinfra.host.Host:
     return testinfra.get_host(f"ansible://{name}?ansible_inventory={inventory()}", sudo=True)
 
 
+def assert_rendezvous_guarded() -> None:
+    """The mp rendezvous on the head takes the cluster's nodes only (vllm_serve's chain)."""
+    chain = node(pair().head).check_output("iptables -S SPARKINFER-VLLM").splitlines()
+    assert f"-A SPARKINFER-VLLM -s {pair().head_ip}/32 -j ACCEPT" in chain
+    assert f"-A SPARKINFER-VLLM -s {pair().worker_ip}/32 -j ACCEPT" in chain
+    assert chain[-1] == "-A SPARKINFER-VLLM -j DROP"
+
+
 def api_key() -> str:
     return (Path.home() / ".config" / "sparkinfer" / f"{pair().head}-vllm-api-key").read_text(encoding="utf-8").split()[0]
 
@@ -67,10 +75,10 @@ class Run:
     seconds: float
 
 
-def timed(playbook: str, extra_vars: dict[str, Any] | None = None, *options: str) -> Run:
-    """Run a playbook of the collection against the pair; the seconds are the whole run's, start to exit."""
+def timed(playbook: str, extra_vars: dict[str, Any] | None = None, *options: str, inventory: str = "") -> Run:
+    """Run a playbook of the collection against the pair (or another inventory of its nodes); the seconds are the whole run's, start to exit."""
     start = time.monotonic()
-    code, output = run_playbook(PLAYBOOKS / playbook, extra_vars or {}, options=options)
+    code, output = run_playbook(PLAYBOOKS / playbook, extra_vars or {}, options=options, inventory=inventory)
     return Run(code, output, round(time.monotonic() - start, 1))
 
 

@@ -9,7 +9,7 @@ import json
 import re
 import shlex
 
-from chain_lab import PLAYBOOKS, api_key, node, run_playbook
+from chain_lab import PLAYBOOKS, api_key, assert_rendezvous_guarded, node, run_playbook
 
 HEAD_IP, WORKER_IP = "192.168.183.11", "192.168.183.12"
 ENDPOINT = f"http://{HEAD_IP}:8000"
@@ -56,13 +56,6 @@ def test_both_nodes_hold_one_image_and_run_a_vllm_rank_and_with_the_mp_executor_
     assert node("e2e-spark-2").run("grep -rl sparkinfer-transfer@ /root/.ssh /home").stdout.strip() != ""
 
 
-def assert_rendezvous_guarded() -> None:
-    chain = node("e2e-spark-1").check_output("iptables -S SPARKINFER-VLLM").splitlines()
-    assert f"-A SPARKINFER-VLLM -s {HEAD_IP}/32 -j ACCEPT" in chain
-    assert f"-A SPARKINFER-VLLM -s {WORKER_IP}/32 -j ACCEPT" in chain
-    assert chain[-1] == "-A SPARKINFER-VLLM -j DROP"
-
-
 def test_status_prints_one_table_for_the_cluster():
     code, output = run_playbook(PLAYBOOKS / "status.yml", {})
     assert code == 0, output[-3000:]
@@ -80,19 +73,6 @@ def test_status_prints_one_table_for_the_cluster():
     assert "msg: |-" in output and "'" not in output.split("msg: |-", 1)[1].split("PLAY RECAP")[0]
     assert re.search(r"Seconds per stage: .*architecture_resolved=[0-9.]+, .*kv_cache_ready=[0-9.]+, .*ready=[0-9.]+", output), output[-3000:]
     assert re.search(r"changed=0 +unreachable=0 +failed=0", output)
-
-
-def test_single_node_validation_gates_on_one_node_and_leaves_nothing_running():
-    code, output = run_playbook(PLAYBOOKS / "validate_single_node.yml", {})
-    assert code == 0, output[-3000:]
-    assert re.search(
-        r"Validated on e2e-spark-1: sparkinfer-lab-vllm:latest \(vLLM 0\.32\.0\) resolves Qwen3MoeForCausalLM, quantization None, in [0-9.]+ s", output
-    ), output[-3000:]
-    head = node("e2e-spark-1")
-    assert head.run("docker inspect sparkinfer-vllm-validate").rc == 1
-    assert head.check_output("docker ps --format '{{.Names}}'").split() == ["sparkinfer-vllm"]
-    # A one-node run leaves the cluster's rendezvous chain alone.
-    assert_rendezvous_guarded()
 
 
 def test_the_chain_serves_by_the_labs_recipe():

@@ -1,0 +1,25 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A fleet's clusters in rollout order (playbooks/rollout.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fleet import FleetError, rollout_batches
+
+
+def fleet_rollout_batches(cluster_hosts, targets, clusters_per_batch=1):
+    """The clusters, the hosts cluster by cluster, and the size of each batch of clusters_per_batch clusters."""
+    if not isinstance(cluster_hosts, dict):
+        raise AnsibleFilterError(f"fleet_rollout_batches: expected a mapping of host to its sparkinfer_cluster_hosts, got {type(cluster_hosts).__name__}")
+    try:
+        return rollout_batches(list(targets), cluster_hosts, clusters_per_batch)
+    except FleetError as error:
+        raise AnsibleFilterError(f"fleet_rollout_batches: {error}") from error
+
+
+class FilterModule:
+    def filters(self):
+        return {"fleet_rollout_batches": fleet_rollout_batches}
