@@ -176,11 +176,30 @@ def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_and_the_cluster_
     record("fleet: a change failing after the stop, put back", run.seconds, 900, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens), restored")
 
 
-def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_and_keeps_one_image_before(fleet):
-    set_vars(fleet, "fleet_b", {"sparkinfer_cluster_hosts": ["e2e-spark-2"], "sparkinfer_rollout_validate_min_available_gib": 1000})
+def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmarks_it_and_keeps_one_image_before(fleet):
+    # The fix, and a throughput floor for the second cluster: its new server is benchmarked before the rollout goes on.
+    benchmarks = fleet / "benchmarks"
+    set_vars(
+        fleet,
+        "fleet_b",
+        {
+            "sparkinfer_cluster_hosts": ["e2e-spark-2"],
+            "sparkinfer_rollout_validate_min_available_gib": 1000,
+            "vllm_serve_bench_min_output_throughput": 0.01,
+            "vllm_serve_bench_concurrencies": [1],
+            "vllm_serve_bench_num_prompts": 2,
+            "vllm_serve_bench_input_len": 32,
+            "vllm_serve_bench_output_len": 8,
+            "vllm_serve_bench_results_dir": str(benchmarks),
+        },
+    )
     run = fleet_run(fleet, "rollout.yml")
     assert run.code == 0, run.output[-3000:]
     assert (recap_changed(run.output, "e2e-spark-1"), recap_changed(run.output, "e2e-spark-2") > 0) == (0, True), run.output[-3000:]
+    kept = sorted((benchmarks / "e2e-spark-2").glob("*.json"))
+    assert len(kept) == 1, run.output[-3000:]
+    result = json.loads(kept[0].read_text(encoding="utf-8"))
+    assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, NEW, 2)
     for host in FLEET:
         assert serving_image(host) == NEW
         # The image served before stays for a rollback (vllm_serve_keep_images 1); the fleet never served the refused one.
