@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import socket
+import tarfile
 import urllib.error
 import urllib.request
 from functools import cache
@@ -125,6 +126,15 @@ def test_drill_2_a_fabric_cut_is_named_by_the_fabric_check_and_by_the_vllm_gate_
         assert health.code == 2, health.output[-3000:]
         assert f"The fabric fails between {pair().head} -> {pair().worker} ({pair().worker_ip}" in health.output, health.output[-3000:]
         record("2a fabric cut: network.yml", health.seconds, 60, "nccl_network: fabric ping")
+        # The doctor names the cut both ways, in check mode, changing nothing.
+        doctor = drill_run("doctor.yml", {}, "--check")
+        assert doctor.code == 2, doctor.output[-3000:]
+        for source, target, target_ip in ((pair().head, pair().worker, pair().worker_ip), (pair().worker, pair().head, pair().head_ip)):
+            lost = rf"evidence: {source} -> {target} \({re.escape(target_ip)}\): [0-9]+ packets transmitted, 0 received, 100% packet loss"
+            assert re.search(rf"ERROR fabric {source} the fabric fails towards {target} {lost}", doctor.output), doctor.output[-3000:]
+        assert "then run network.yml" in doctor.output
+        assert_changed_nothing(doctor)
+        record("2d fabric cut: doctor.yml --check", doctor.seconds, 60, "doctor: fabric ping from every node")
 
         launch = drill_run("serve.yml", {**SECOND_PAIR_SERVER, "vllm_serve_stall_timeout": stall_timeout})
         assert launch.code == 2, launch.output[-3000:]
@@ -183,6 +193,13 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
         assert status.code == 0, status.output[-3000:]
         assert f"Cluster of {pair().head} (2 nodes): degraded, {pair().worker}'s Ray container is exited" in status.output, status.output[-3000:]
         assert f"Fleet of 1 cluster - 0 serving, 1 degraded, 0 down; {pair().head} degraded" in status.output, status.output[-3000:]
+        # The doctor calls it an error, with the fix, and fails (for cron or CI).
+        doctor = drill_run("doctor.yml")
+        assert doctor.code == 2, doctor.output[-3000:]
+        exited = r"evidence: sparkinfer-ray is exited \(exit code [0-9]+\) fix: run cluster.yml"
+        assert re.search(rf"ERROR ray {pair().worker} the Ray container is exited {exited}", doctor.output), doctor.output[-3000:]
+        assert f"The doctor found 1 error(s): {pair().worker}: the Ray container is exited" in doctor.output
+        record("5b worker lost: doctor.yml", doctor.seconds, 60, "doctor: Ray container exited")
     finally:
         restored = drill_run("cluster.yml")
         assert restored.code == 0, restored.output[-3000:]
@@ -268,6 +285,11 @@ def test_a_prometheus_configured_as_the_docs_say_scrapes_every_target_of_the_tar
     assert not connects(pair().head_ip, 6379, timeout=1.0)
 
 
+def assert_changed_nothing(run: Run) -> None:
+    for host in (pair().head, pair().worker):
+        assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", run.output), changed_tasks(run.output)
+
+
 def changed_tasks(output: str) -> list[str]:
     """What a playbook run's output says before each "changed: [host]": the task that changed, for a failure's message."""
     return [output[max(0, match.start() - 400) : match.end() + 40] for match in re.finditer(r"changed: \[", output)][:6]
@@ -290,3 +312,44 @@ def test_drill_8_the_restored_pair_converges_with_no_change_and_check_mode_agree
     for host in (pair().head, pair().worker):
         assert re.search(rf"{host} +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0 ", check.output), check.output[-2000:]
     record("8 site.yml --check", check.seconds, 600, "changed=0, failed=0")
+
+
+# The files each node's part of the doctor's support bundle holds (playbooks/tasks/doctor_bundle_node.yml).
+BUNDLE_FILES = {
+    "docker-inspect.json",
+    "docker-ps.txt",
+    "fabric.json",
+    "gb10.json",
+    "ip-addr.txt",
+    "ip-d-link.txt",
+    "nccl.env",
+    "nvidia-smi-q.txt",
+    "ray-cluster.json",
+    "ray-status.txt",
+    "vllm-log-facts.json",
+    "vllm.log",
+}
+
+
+def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secret(tmp_path):
+    run = drill_run("doctor.yml", {"doctor_bundle": True, "doctor_report_dir": str(tmp_path)})
+    assert run.code == 0, run.output[-3000:]
+    assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 12 check(s) fine" in run.output, run.output[-3000:]
+    assert_changed_nothing(run)
+    record("doctor.yml with its bundle, healthy pair", run.seconds, 90, "doctor: 0 errors")
+    [bundle] = tmp_path.glob(f"{pair().head}-*.tar.gz")
+    with tarfile.open(bundle) as packed:
+        contents = {member.name: packed.extractfile(member).read() for member in packed.getmembers() if member.isfile()}
+    for host in (pair().head, pair().worker):
+        assert {name.split("/")[-1] for name in contents if name.startswith(f"{pair().head}/{host}/")} == BUNDLE_FILES
+    report = json.loads(contents[f"{pair().head}/report.json"])
+    assert [finding for finding in report["findings"] if finding["severity"] != "ok"] == []
+    head_files = f"{pair().head}/{pair().head}/"
+    assert b"Resolved architecture: Qwen3MoeForCausalLM" in contents[head_files + "vllm.log"]
+    assert b"Active:" in contents[head_files + "ray-status.txt"]
+    assert f"VLLM_HOST_IP={pair().head_ip}".encode() in contents[head_files + "nccl.env"]
+    # The head's API key is in its container's environment: the bundle keeps the name, not the value.
+    assert b'"VLLM_API_KEY=<masked>"' in contents[head_files + "docker-inspect.json"]
+    for name, content in contents.items():
+        assert api_key().encode() not in content, f"{name} holds the API key"
+        assert ray_token().encode() not in content, f"{name} holds the Ray token"

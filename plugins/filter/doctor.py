@@ -1,0 +1,25 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The doctor's findings on one cluster (playbooks/doctor.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._doctor import cluster_findings
+
+
+def doctor_findings(readings, head, members):
+    """Every finding on the cluster of head (its nodes: members), errors first, from the nodes' readings."""
+    if not isinstance(readings, list) or not all(isinstance(reading, dict) and "node" in reading for reading in readings):
+        raise AnsibleFilterError("doctor_findings: expected a list of the nodes' readings, each a dict with its node")
+    try:
+        return cluster_findings(head, list(members), readings)
+    except (KeyError, TypeError) as error:
+        raise AnsibleFilterError(f"doctor_findings: a reading lacks what the doctor judges: {error!r}") from error
+
+
+class FilterModule:
+    def filters(self):
+        return {"doctor_findings": doctor_findings}

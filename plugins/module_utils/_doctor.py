@@ -1,0 +1,398 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
+"""The doctor's findings on one cluster (playbooks/doctor.yml), from what each role's `doctor` entry point read.
+
+A node's reading is a dict with the keys `node`, `host` (gb10_host), `fabric` (nccl_network), `image` (vllm_image),
+`ray` (ray_cluster) and `vllm` (vllm_serve); the head's also holds what only the head reads (Ray's view of the cluster,
+the API's answers, the launch record and the inputs of its launch). Each finding is a dict with `severity` (error,
+warning or ok), `area`, `node`, `what`, `evidence` and `fix`; errors come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+SEVERITIES = ("error", "warning", "ok")
+GIB_KIB = 1048576
+# Inputs of a launch whose values may hold a secret: a drift names them, never their values.
+SECRET_INPUTS = ("vllm_serve_extra_env",)
+
+
+def error(area: str, node: str, what: str, evidence: str, fix: str) -> dict:
+    return {"severity": "error", "area": area, "node": node, "what": what, "evidence": evidence, "fix": fix}
+
+
+def warning(area: str, node: str, what: str, evidence: str, fix: str) -> dict:
+    return {"severity": "warning", "area": area, "node": node, "what": what, "evidence": evidence, "fix": fix}
+
+
+def ok(area: str, node: str, what: str, evidence: str) -> dict:
+    return {"severity": "ok", "area": area, "node": node, "what": what, "evidence": evidence, "fix": ""}
+
+
+def _gib(kib: float) -> str:
+    return f"{kib / GIB_KIB:.1f} GiB"
+
+
+def host_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> Iterator[dict]:
+    if not host.get("gpus"):
+        yield error(
+            "host",
+            node,
+            "no GPU visible",
+            host.get("nvidia_smi_error") or "nvidia-smi lists no GPU",
+            "load the NVIDIA driver: `nvidia-smi` must print the GB10",
+        )
+    else:
+        yield ok("host", node, "GPU visible", ", ".join(f"{gpu['name']} (SM {gpu['compute_cap']})" for gpu in host["gpus"]))
+    branch, supported = host.get("driver_branch"), host.get("supported_driver_branches") or []
+    if branch not in supported:
+        yield error(
+            "host",
+            node,
+            "unsupported driver branch",
+            f"driver {host.get('driver_version')}, supported branches {', '.join(supported)}",
+            "install a 580.x driver: 590.x deadlocks in CUDA-graph capture on GB10 unified memory"
+            if branch == "590"
+            else "install a supported driver, or add its branch to gb10_host_supported_driver_branches",
+        )
+    if host.get("docker_error"):
+        yield error("host", node, "Docker does not answer", host["docker_error"], "`sudo systemctl enable --now docker`, then `sudo docker info`")
+    elif not host.get("docker_nvidia_runtime"):
+        yield error(
+            "host",
+            node,
+            "Docker has no NVIDIA runtime",
+            f"runtimes: {', '.join(host.get('docker_runtimes') or [])}",
+            "run host.yml (gb10_host registers it), or `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker",
+        )
+    yield from _memory_findings(node, host, rank_running)
+    free_gib, floor_gib = host["disk_free_bytes"] / 1073741824, float(host.get("disk_free_min_gib") or 0)
+    if free_gib < floor_gib:
+        yield warning(
+            "host",
+            node,
+            "little disk free",
+            f"{free_gib:.1f} GiB free at {host.get('disk_path_checked')}, under {floor_gib:g} GiB (gb10_host_doctor_disk_free_min_gib)",
+            "remove old models and images (`docker image prune`)",
+        )
+    if host.get("earlyoom_wanted") and not host.get("earlyoom_active"):
+        yield warning(
+            "host",
+            node,
+            "earlyoom is not running",
+            f"earlyoom is {host.get('earlyoom_state')} though gb10_host_earlyoom_enabled is true",
+            "run host.yml, or `sudo systemctl enable --now earlyoom`",
+        )
+
+
+def _memory_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> Iterator[dict]:
+    available, free, cached = host["memory_available_kib"], host["memory_free_kib"], host["memory_cached_kib"]
+    swap = f"swap on {host['swap_devices']} device(s)" if host.get("swap_devices") else "no swap"
+    evidence = f"{_gib(available)} available, {_gib(free)} free, page cache {_gib(cached)}, {swap}"
+    required_kib = float(host.get("required_memory_available_gib") or 0) * GIB_KIB
+    floor_kib = float(host.get("memory_available_min_gib") or 0) * GIB_KIB
+    if rank_running and available < floor_kib:
+        yield warning(
+            "host",
+            node,
+            "memory nearly exhausted beside the running server",
+            f"{evidence}; under {host.get('memory_available_min_gib')} GiB (gb10_host_doctor_memory_available_min_gib)",
+            "stop what else holds memory (other containers, a desktop: `sudo systemctl isolate multi-user.target`), or lower --gpu-memory-utilization",
+        )
+    elif not rank_running and free < required_kib:
+        # vLLM's start-up check on GB10 sees free memory, not available memory: a full page cache counts against it.
+        cache_is_why = available >= required_kib
+        yield error(
+            "host",
+            node,
+            "too little free memory for the next launch",
+            f"{evidence}; gb10_host_required_memory_available_gib asks for {host.get('required_memory_available_gib')} GiB",
+            "drop the page cache before the launch (gb10_host_drop_page_cache: true, or `sudo sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'`)"
+            if cache_is_why
+            else "stop what else holds memory, or spread the model over more nodes",
+        )
+    else:
+        yield ok("host", node, "memory", evidence)
+
+
+def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str]) -> list[dict]:
+    """What is wrong with this node's fabric, or the one finding that it is fine."""
+    problems = list(_fabric_problems(node, fabric, peers))
+    if problems:
+        return problems
+    env = fabric["env"]
+    netdev = {netdev["name"]: netdev for netdev in fabric.get("netdevs", [])}[env["NCCL_SOCKET_IFNAME"]]
+    return [
+        ok(
+            "fabric",
+            node,
+            "fabric",
+            f"{netdev['name']} {env['VLLM_HOST_IP']} MTU {netdev.get('mtu')}, {fabric.get('transport')}, "
+            f"{len(fabric.get('pings', []))} peer(s) answer unfragmented at the full MTU",
+        )
+    ]
+
+
+def _fabric_problems(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str]) -> Iterator[dict]:
+    env = fabric.get("env")
+    if env is None:
+        yield error("fabric", node, "no NCCL environment file", f"{fabric.get('env_file')} is missing", "run network.yml")
+        return
+    interface_name = env.get("NCCL_SOCKET_IFNAME", "")
+    netdevs = {netdev["name"]: netdev for netdev in fabric.get("netdevs", [])}
+    interface = netdevs.get(interface_name)
+    host_ip = env.get("VLLM_HOST_IP", "")
+    held = (fabric.get("ipv4") or {}).get(interface_name) or ""
+    fix_env = "run network.yml to write the environment again, then serve.yml (and cluster.yml with Ray) to restart on it"
+    if interface is None:
+        yield error(
+            "fabric",
+            node,
+            "the NCCL interface is gone",
+            f"{fabric['env_file']} names {interface_name}, which this node no longer has (interfaces: {', '.join(sorted(netdevs))})",
+            fix_env,
+        )
+        return
+    if host_ip != held:
+        yield error(
+            "fabric",
+            node,
+            "the fabric address changed",
+            f"{fabric['env_file']} says VLLM_HOST_IP={host_ip}, {interface_name} holds {held or 'no IPv4 address'}",
+            fix_env,
+        )
+    if interface.get("operstate") not in ("up", "unknown"):
+        yield error("fabric", node, "the NCCL interface is down", f"{interface_name} is {interface.get('operstate')}", "check the cable and `ip link`")
+    if interface.get("mtu") != fabric.get("mtu_wanted"):
+        yield error(
+            "fabric",
+            node,
+            "MTU differs from the fabric's",
+            f"{interface_name} has MTU {interface.get('mtu')}, nccl_network_mtu is {fabric.get('mtu_wanted')}",
+            "run network.yml (firmware updates reset ConnectX-7 to 1500); both ends need the same MTU",
+        )
+    yield from _roce_findings(node, fabric, env)
+    for ping in fabric.get("pings", []):
+        if ping["rc"] != 0:
+            yield error(
+                "fabric",
+                node,
+                f"the fabric fails towards {ping['peer']}",
+                f"{node} -> {ping['peer']} ({peers.get(ping['peer'], '?')}): {ping['said'] or 'no answer'}",
+                "check both ends' MTU (`ip link`), that the cable sits in the same port on both nodes, that the addresses share "
+                "their subnets, and that no firewall drops the peer's fabric address; then run network.yml",
+            )
+
+
+def _roce_findings(node: str, fabric: Mapping[str, Any], env: Mapping[str, str]) -> Iterator[dict]:
+    if env.get("NCCL_IB_DISABLE", "1") == "1":
+        return
+    hcas = {hca["name"]: hca for hca in fabric.get("hcas", [])}
+    for name in filter(None, env.get("NCCL_IB_HCA", "").split(",")):
+        hca = hcas.get(name.split(":")[0])
+        if hca is None:
+            yield error("fabric", node, f"NCCL names an HCA this node lacks: {name}", f"HCAs: {', '.join(sorted(hcas))}", "run network.yml")
+        elif hca.get("state") != "ACTIVE":
+            yield error(
+                "fabric",
+                node,
+                f"ConnectX-7 twin {hca['name']} is not up",
+                f"{hca['name']} ({hca.get('netdev')}) is {hca.get('state')} ({hca.get('phys_state')})",
+                "check that the cable sits in the same port on both nodes and that the peer is powered on",
+            )
+    pinned = env.get("NCCL_IB_GID_INDEX")
+    if pinned is not None:
+        indices = {str(gid["index"]) for hca in fabric.get("hcas", []) for gid in hca.get("roce_v2_ipv4_gids") or []}
+        if pinned not in indices:
+            yield error(
+                "fabric",
+                node,
+                "the pinned GID index is no RoCE v2 IPv4 GID now",
+                f"NCCL_IB_GID_INDEX={pinned}, RoCE v2 IPv4 GIDs at {', '.join(sorted(indices)) or 'no index'}",
+                "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
+            )
+
+
+def _reading_of(node: str, nodes: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    return {reading["node"]: reading for reading in nodes}[node]
+
+
+def image_findings(nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
+    images = {reading["node"]: reading["image"] for reading in nodes}
+    name = next((image["name"] for image in images.values() if image.get("name")), "")
+    if not name:
+        return
+    missing = sorted(node for node, image in images.items() if not image.get("id"))
+    for node in missing:
+        yield error("image", node, "the image is missing", f"{name} is not on {node}", "run image.yml")
+    ids = {image["id"] for image in images.values() if image.get("id")}
+    if len(ids) > 1:
+        yield error(
+            "image",
+            "cluster",
+            "the nodes hold different images",
+            ", ".join(f"{node} {image['id'][:19]}" for node, image in sorted(images.items()) if image.get("id")),
+            "run image.yml: it copies the head's image to the workers",
+        )
+    elif ids and not missing:
+        yield ok("image", "cluster", "same image on every node", f"{name} {sorted(ids)[0][:19]}")
+    for reading in nodes:
+        running = (reading["vllm"].get("container") or {}).get("image_id")
+        wanted = reading["image"].get("id")
+        if running and wanted and running != wanted and reading["vllm"]["container"].get("status") == "running":
+            yield warning(
+                "image",
+                reading["node"],
+                "the server runs another image than the inventory's",
+                f"running {running[:19]}, {name} is {wanted[:19]}",
+                "run serve.yml (or rollout.yml for a fleet) to restart on the inventory's image",
+            )
+
+
+def ray_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
+    if not any(reading["ray"].get("expected") for reading in nodes):
+        return
+    view = _reading_of(head, nodes)["ray"].get("cluster") or {}
+    states = {entry.get("node_id"): entry.get("state") for entry in view.get("nodes", []) if entry.get("node_id")}
+    healthy = True
+    for reading in nodes:
+        ray, node = reading["ray"], reading["node"]
+        status = ray.get("status", "absent")
+        if status != "running":
+            healthy = False
+            yield error(
+                "ray",
+                node,
+                f"the Ray container is {status}",
+                f"{ray.get('container')} is {status}" + (f" (exit code {ray['exit_code']})" if ray.get("exit_code") else ""),
+                "run cluster.yml: it starts the node's Ray container again and waits until it rejoins the head",
+            )
+        elif not ray.get("raylet_node_id"):
+            healthy = False
+            yield error("ray", node, "no Ray raylet", ray.get("raylet_problem") or "no raylet answers in the container", "run cluster.yml")
+        elif view and states.get(ray["raylet_node_id"]) != "ALIVE":
+            healthy = False
+            yield error(
+                "ray",
+                node,
+                "not ALIVE in the head's Ray cluster",
+                f"raylet {ray['raylet_node_id'][:12]} is {states.get(ray['raylet_node_id'], 'not listed')} there",
+                "run cluster.yml: it restarts the worker's Ray container against the head",
+            )
+    if healthy:
+        yield ok("ray", "cluster", "Ray", f"{view.get('node_count', '?')} node(s) alive, {view.get('dead_nodes', 0)} dead")
+
+
+def vllm_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
+    head_vllm = _reading_of(head, nodes)["vllm"]
+    record = head_vllm.get("record") or {}
+    if not record:
+        yield error("vllm", head, "no vLLM server was launched", f"{head} has no launch record", "run site.yml, or serve.yml")
+        return
+    for reading in nodes:
+        if reading["node"] in record.get("ranks", []):
+            yield from _rank_findings(reading["node"], reading["vllm"])
+    yield from _api_findings(head, head_vllm, record)
+
+
+def _rank_findings(node: str, vllm: Mapping[str, Any]) -> Iterator[dict]:
+    container, log = vllm.get("container") or {}, vllm.get("log") or {}
+    status = container.get("status", "absent")
+    failure = log.get("error")
+    if failure:
+        yield error("vllm", node, f"vLLM failed: {failure['category']}", failure.get("line") or "", failure.get("hint") or "")
+    if status != "running":
+        why = f"exit code {container.get('exit_code')}" + (", killed for lack of memory" if container.get("oom_killed") else "")
+        yield error(
+            "vllm",
+            node,
+            f"the vLLM rank is {status}",
+            f"{container.get('name')} is {status}" + (f" ({why})" if status == "exited" else ""),
+            "run serve.yml: it starts every rank again and gates on vLLM's log",
+        )
+    elif container.get("restart_count"):
+        yield warning(
+            "vllm",
+            node,
+            "the vLLM rank restarted",
+            f"{container.get('name')} restarted {container['restart_count']} time(s)",
+            f"read why in `docker logs {container.get('name')}` on {node}",
+        )
+    elif not failure:
+        yield ok("vllm", node, "vLLM rank running", f"{container.get('name')}, log at {log.get('stage', '?')}")
+
+
+def _api_findings(head: str, vllm: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[dict]:
+    log, api = vllm.get("log") or {}, vllm.get("api") or {}
+    if log and log.get("outcome") != "ready" and not log.get("error"):
+        yield error(
+            "vllm",
+            head,
+            "vLLM is not ready",
+            f"vLLM's log shows {log.get('outcome')} at {log.get('stage')}",
+            "run serve.yml: its gate waits for the start-up and names a failure",
+        )
+    answers = f"/health {api.get('health_status')}, /v1/models {api.get('models_status')}"
+    served = record.get("served_model_name")
+    if api.get("health_status") != 200 or api.get("models_status") != 200:
+        key_differs = 401 in (api.get("health_status"), api.get("models_status"))
+        yield error(
+            "vllm",
+            head,
+            "the API does not answer",
+            f"{record.get('endpoint')}: {answers} {api.get('problem', '')}".strip(),
+            "the API key differs from the server's: run serve.yml with the key it was started with"
+            if key_differs
+            else "run serve.yml: it restarts the server and smoke-tests it",
+        )
+    elif served not in api.get("models", []):
+        yield error(
+            "vllm",
+            head,
+            "the API does not list the served model",
+            f"{answers}, listing {', '.join(api.get('models', [])) or 'nothing'}, not {served}",
+            "run serve.yml",
+        )
+    else:
+        yield ok("vllm", head, "API answers", f"{record.get('endpoint')} serving {served}; {vllm.get('metrics_line', 'metrics unread')}")
+
+
+def drift_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
+    inputs = _reading_of(head, nodes)["vllm"].get("inputs") or {}
+    current, wanted = inputs.get("current") or {}, inputs.get("wanted") or {}
+    if not current:
+        return
+    differing = sorted(name for name in wanted if current.get(name) != wanted[name])
+    for name in differing:
+        evidence = "differs from the inventory" if name in SECRET_INPUTS else f"the server runs {current.get(name)!r}, the inventory asks {wanted[name]!r}"
+        yield warning("drift", head, f"{name} differs from the inventory", evidence, "run rollout.yml (or serve.yml) to launch what the inventory asks")
+    if not differing:
+        yield ok("drift", head, "the server runs what the inventory asks", f"{len(wanted)} launch inputs compared")
+
+
+def cluster_findings(head: str, members: Sequence[str], readings: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Every finding on the cluster of this head and its members, from the readings of the members that could be read:
+    errors first, then warnings, then what is fine."""
+    found = [
+        error("node", member, "the node could not be read", "unreachable, or a read failed (see the play's output above)", "check SSH to it and sudo")
+        for member in members
+        if member not in {reading["node"] for reading in readings}
+    ]
+    nodes = [reading for reading in readings if reading["node"] in members]
+    if head not in {reading["node"] for reading in nodes}:
+        return found
+    peers = {reading["node"]: reading["fabric"].get("host_ip", "") for reading in nodes}
+    for reading in nodes:
+        rank_running = (reading["vllm"].get("container") or {}).get("status") == "running"
+        found += host_findings(reading["node"], reading["host"], rank_running)
+        found += fabric_findings(reading["node"], reading["fabric"], peers)
+    found += image_findings(nodes)
+    found += ray_findings(head, nodes)
+    found += vllm_findings(head, nodes)
+    found += drift_findings(head, nodes)
+    return sorted(found, key=lambda entry: SEVERITIES.index(entry["severity"]))

@@ -1,0 +1,258 @@
+"""The doctor's findings on a cluster (playbooks/doctor.yml), from the readings of the e2e pair captured in the lab.
+
+fixtures/doctor/<case>/<node>.json are real readings, captured with lab/doctor-capture/capture.sh from the converged e2e
+pair: healthy with its Ray cluster; with the worker's Ray container stopped (`docker stop sparkinfer-ray`, drill 5's fault);
+with the fabric cut in the worker's firewall (drill 2's fault). The findings each case must give were read off the report
+doctor.yml printed for it. The rule tests change one fact of the healthy reading, as a fault would.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_findings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
+HEAD, WORKER = "e2e-spark-1", "e2e-spark-2"
+PAIR = [HEAD, WORKER]
+# A ConnectX-7 HCA as fabric_facts gives it (its RETURN sample, from a Spark), for the RoCE rules the lab cannot reach.
+SPARK_HCA = {
+    "name": "rocep1s0f1",
+    "netdev": "enp1s0f1np1",
+    "port": 1,
+    "state": "ACTIVE",
+    "phys_state": "LinkUp",
+    "roce_v2_ipv4_gids": [{"index": 3, "address": "192.168.100.10"}],
+    "twin": "roceP2p1s0f1",
+    "physical_port": 1,
+}
+
+
+def readings(case: str) -> list[dict]:
+    return [json.loads((FIXTURES / case / f"{node}.json").read_text(encoding="utf-8")) for node in PAIR]
+
+
+def problems(found: list[dict]) -> list[tuple[str, str, str, str]]:
+    return [(entry["severity"], entry["area"], entry["node"], entry["what"]) for entry in found if entry["severity"] != "ok"]
+
+
+def judged(case: str = "healthy-pair-with-ray", **changes) -> list[dict]:
+    """The findings on the case's readings after changes, each {"node.path.to.key": value} applied to that node's reading."""
+    pair = {reading["node"]: reading for reading in copy.deepcopy(readings(case))}
+    for path, value in changes.items():
+        node, *keys = path.split("__")
+        target = pair[{"head": HEAD, "worker": WORKER}[node]]
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+    return doctor_findings(list(pair.values()), HEAD, PAIR)
+
+
+def only(found: list[dict]) -> dict:
+    flagged = [entry for entry in found if entry["severity"] != "ok"]
+    assert len(flagged) == 1, problems(found)
+    return flagged[0]
+
+
+def test_the_healthy_pair_passes_every_check():
+    found = judged()
+    assert problems(found) == []
+    checks = [(entry["area"], entry["node"], entry["what"]) for entry in found]
+    assert checks == [
+        ("host", HEAD, "GPU visible"),
+        ("host", HEAD, "memory"),
+        ("fabric", HEAD, "fabric"),
+        ("host", WORKER, "GPU visible"),
+        ("host", WORKER, "memory"),
+        ("fabric", WORKER, "fabric"),
+        ("image", "cluster", "same image on every node"),
+        ("ray", "cluster", "Ray"),
+        ("vllm", HEAD, "vLLM rank running"),
+        ("vllm", WORKER, "vLLM rank running"),
+        ("vllm", HEAD, "API answers"),
+        ("drift", HEAD, "the server runs what the inventory asks"),
+    ]
+    evidence = {(entry["area"], entry["node"], entry["what"]): entry["evidence"] for entry in found}
+    assert evidence[("fabric", HEAD, "fabric")] == "eth0 192.168.183.11 MTU 9000, socket, 1 peer(s) answer unfragmented at the full MTU"
+    assert evidence[("ray", "cluster", "Ray")] == "2 node(s) alive, 0 dead"
+    assert evidence[("drift", HEAD, "the server runs what the inventory asks")] == "17 launch inputs compared"
+
+
+def test_a_stopped_worker_ray_container_is_the_one_error_and_cluster_yml_the_fix():
+    error = only(doctor_findings(readings("ray-worker-stopped"), HEAD, PAIR))
+    assert (error["severity"], error["area"], error["node"], error["what"]) == ("error", "ray", WORKER, "the Ray container is exited")
+    assert error["evidence"] == "sparkinfer-ray is exited (exit code 1)"
+    assert error["fix"].startswith("run cluster.yml")
+
+
+def test_a_cut_fabric_fails_both_ways_with_pings_lost_and_network_yml_the_fix():
+    found = doctor_findings(readings("fabric-cut"), HEAD, PAIR)
+    assert problems(found) == [
+        ("error", "fabric", HEAD, f"the fabric fails towards {WORKER}"),
+        ("error", "fabric", WORKER, f"the fabric fails towards {HEAD}"),
+    ]
+    assert found[0]["evidence"] == f"{HEAD} -> {WORKER} (192.168.183.12): 3 packets transmitted, 0 received, 100% packet loss, time 2033ms"
+    assert "no firewall drops the peer's fabric address; then run network.yml" in found[0]["fix"]
+    # Ray was not asked for (ray_cluster_state auto with the mp executor): its stopped worker is no finding.
+    assert [entry for entry in found if entry["area"] == "ray"] == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected", "fix"),
+    [
+        ({"worker__host__gpus": [], "worker__host__nvidia_smi_error": "nvidia-smi: not found"}, ("error", "no GPU visible"), "load the NVIDIA driver"),
+        ({"worker__host__driver_branch": "590", "worker__host__driver_version": "590.44.01"}, ("error", "unsupported driver branch"), "install a 580.x driver"),
+        ({"worker__host__driver_branch": "575"}, ("error", "unsupported driver branch"), "add its branch to gb10_host_supported_driver_branches"),
+        ({"worker__host__docker_error": "Cannot connect to the Docker daemon"}, ("error", "Docker does not answer"), "systemctl enable --now docker"),
+        ({"worker__host__docker_nvidia_runtime": False}, ("error", "Docker has no NVIDIA runtime"), "nvidia-ctk runtime configure"),
+        (
+            {"worker__host__memory_available_kib": 2 * 1048576},
+            ("warning", "memory nearly exhausted beside the running server"),
+            "lower --gpu-memory-utilization",
+        ),
+        ({"worker__host__disk_free_bytes": 5 * 1073741824}, ("warning", "little disk free"), "docker image prune"),
+        ({"worker__host__earlyoom_wanted": True}, ("warning", "earlyoom is not running"), "systemctl enable --now earlyoom"),
+    ],
+)
+def test_each_host_rule_names_what_it_found_and_the_fix(changes, expected, fix):
+    finding = only(judged(**changes))
+    assert (finding["node"], (finding["severity"], finding["what"])) == (WORKER, expected)
+    assert fix in finding["fix"]
+
+
+def stopped_worker_rank(**changes) -> list[dict]:
+    return judged(worker__vllm__container={"name": "sparkinfer-vllm", "status": "exited", "exit_code": 137, "oom_killed": True}, **changes)
+
+
+def test_a_stopped_rank_is_named_with_its_exit_and_memory_is_judged_for_the_next_launch():
+    found = stopped_worker_rank()
+    assert problems(found) == [("error", "vllm", WORKER, "the vLLM rank is exited")]
+    assert found[0]["evidence"] == "sparkinfer-vllm is exited (exit code 137, killed for lack of memory)"
+    # The page cache holds what the launch lacks: dropping it is the fix.
+    found = stopped_worker_rank(worker__host__required_memory_available_gib=15)
+    memory = next(entry for entry in found if entry["area"] == "host")
+    assert (memory["severity"], memory["what"]) == ("error", "too little free memory for the next launch")
+    assert "drop the page cache" in memory["fix"]
+    found = stopped_worker_rank(worker__host__required_memory_available_gib=100)
+    assert "spread the model over more nodes" in next(entry for entry in found if entry["area"] == "host")["fix"]
+
+
+def renamed(env: dict, **values) -> dict:
+    return {**env, **values}
+
+
+HEALTHY_ENV = readings("healthy-pair-with-ray")[1]["fabric"]["env"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "what", "evidence"),
+    [
+        ({"worker__fabric__env": None}, "no NCCL environment file", "/etc/sparkinfer/nccl.env is missing"),
+        ({"worker__fabric__env": renamed(HEALTHY_ENV, NCCL_SOCKET_IFNAME="enp1s0f0np0")}, "the NCCL interface is gone", "names enp1s0f0np0"),
+        ({"worker__fabric__ipv4": {"eth0": "192.168.183.99", "lo": ""}}, "the fabric address changed", "eth0 holds 192.168.183.99"),
+        ({"worker__fabric__mtu_wanted": 1500}, "MTU differs from the fabric's", "eth0 has MTU 9000, nccl_network_mtu is 1500"),
+    ],
+)
+def test_each_fabric_rule_compares_the_environment_file_with_what_the_node_has_now(changes, what, evidence):
+    finding = only(judged(**changes))
+    assert (finding["severity"], finding["node"], finding["what"]) == ("error", WORKER, what)
+    assert evidence in finding["evidence"]
+
+
+def test_a_fabric_with_a_problem_is_not_also_called_fine():
+    found = judged(worker__fabric__mtu_wanted=1500)
+    assert [entry["what"] for entry in found if entry["area"] == "fabric" and entry["node"] == WORKER] == ["MTU differs from the fabric's"]
+
+
+def test_a_down_interface_is_named():
+    netdevs = [{**netdev, "operstate": "down"} for netdev in readings("healthy-pair-with-ray")[1]["fabric"]["netdevs"]]
+    assert only(judged(worker__fabric__netdevs=netdevs))["what"] == "the NCCL interface is down"
+
+
+@pytest.mark.parametrize(
+    ("hca", "env", "what"),
+    [
+        (SPARK_HCA, {"NCCL_IB_HCA": "roceP2p1s0f1"}, "NCCL names an HCA this node lacks: roceP2p1s0f1"),
+        ({**SPARK_HCA, "state": "DOWN", "phys_state": "Polling"}, {"NCCL_IB_HCA": "rocep1s0f1"}, "ConnectX-7 twin rocep1s0f1 is not up"),
+        (SPARK_HCA, {"NCCL_IB_HCA": "rocep1s0f1", "NCCL_IB_GID_INDEX": "4"}, "the pinned GID index is no RoCE v2 IPv4 GID now"),
+    ],
+)
+def test_each_roce_rule_checks_the_hcas_nccl_is_told_to_use(hca, env, what):
+    found = judged(worker__fabric__hcas=[hca], worker__fabric__env=renamed(HEALTHY_ENV, NCCL_IB_DISABLE="0", **env))
+    assert only(found)["what"] == what
+    # NCCL_IB_HCA may name an HCA's port too.
+    fine = renamed(HEALTHY_ENV, NCCL_IB_DISABLE="0", NCCL_IB_HCA="rocep1s0f1:1", NCCL_IB_GID_INDEX="3")
+    assert problems(judged(worker__fabric__hcas=[SPARK_HCA], worker__fabric__env=fine)) == []
+
+
+def test_images_missing_or_different_and_a_server_on_an_older_image():
+    assert only(judged(worker__image__id=""))["what"] == "the image is missing"
+    different = judged(worker__image__id="sha256:0123456789abcdef0123")
+    # The worker's rank still runs the image it was started on, which the worker no longer holds under that name.
+    assert problems(different) == [
+        ("error", "image", "cluster", "the nodes hold different images"),
+        ("warning", "image", WORKER, "the server runs another image than the inventory's"),
+    ]
+    assert different[0]["fix"] == "run image.yml: it copies the head's image to the workers"
+    older = judged(head__image__id="sha256:0123456789abcdef0123", worker__image__id="sha256:0123456789abcdef0123")
+    assert problems(older) == [
+        ("warning", "image", HEAD, "the server runs another image than the inventory's"),
+        ("warning", "image", WORKER, "the server runs another image than the inventory's"),
+    ]
+
+
+def test_ray_rules_a_node_without_raylet_or_not_alive_and_no_ray_when_not_asked_for():
+    assert only(judged(worker__ray__raylet_node_id="", worker__ray__raylet_problem="no raylet process"))["evidence"] == "no raylet process"
+    gone = only(judged(worker__ray__raylet_node_id="d7369bc8" + "0" * 48))
+    assert (gone["what"], gone["evidence"]) == ("not ALIVE in the head's Ray cluster", "raylet d7369bc80000 is not listed there")
+    quiet = judged(head__ray__expected=False, worker__ray__expected=False)
+    assert [entry for entry in quiet if entry["area"] == "ray"] == []
+
+
+def test_vllm_rules_record_restarts_log_failure_readiness_and_api():
+    assert only(judged(head__vllm__record={}))["what"] == "no vLLM server was launched"
+    restarted = only(judged(worker__vllm__container={"name": "sparkinfer-vllm", "status": "running", "restart_count": 2}))
+    assert (restarted["severity"], restarted["evidence"]) == ("warning", "sparkinfer-vllm restarted 2 time(s)")
+    head_log = readings("healthy-pair-with-ray")[0]["vllm"]["log"]
+    crashed = {**head_log, "outcome": "failed", "error": {"category": "oom", "line": "torch.OutOfMemoryError: ...", "hint": "Lower --gpu-memory-utilization"}}
+    failure = only(judged(head__vllm__log=crashed))
+    assert (failure["what"], failure["fix"]) == ("vLLM failed: oom", "Lower --gpu-memory-utilization")
+    starting = only(judged(head__vllm__log={**head_log, "outcome": "starting", "stage": "loading_weights"}))
+    assert (starting["what"], starting["evidence"]) == ("vLLM is not ready", "vLLM's log shows starting at loading_weights")
+    wrong_key = only(judged(head__vllm__api={"health_status": 401, "models_status": 401, "models": [], "problem": "HTTP Error 401"}))
+    assert wrong_key["fix"].startswith("the API key differs")
+    refused = only(judged(head__vllm__api={"health_status": -1, "models_status": -1, "models": [], "problem": "Connection refused"}))
+    assert refused["evidence"] == "http://192.168.183.11:8000/v1: /health -1, /v1/models -1 Connection refused"
+    other = only(judged(head__vllm__api={"health_status": 200, "models_status": 200, "models": ["other"], "problem": ""}))
+    assert other["what"] == "the API does not list the served model"
+
+
+def test_drift_names_each_input_that_differs_and_hides_extra_envs_values():
+    inputs = readings("healthy-pair-with-ray")[0]["vllm"]["inputs"]
+    wanted = {**inputs["wanted"], "vllm_serve_max_model_len": 1024, "vllm_serve_extra_env": {"HF_TOKEN": "hf_secret"}}
+    found = judged(head__vllm__inputs={"current": inputs["current"], "wanted": wanted})
+    drift = {entry["what"]: entry["evidence"] for entry in found if entry["area"] == "drift"}
+    assert drift == {
+        "vllm_serve_extra_env differs from the inventory": "differs from the inventory",
+        "vllm_serve_max_model_len differs from the inventory": f"the server runs {inputs['current']['vllm_serve_max_model_len']!r}, the inventory asks 1024",
+    }
+    assert "hf_secret" not in json.dumps(found)
+
+
+def test_a_member_without_a_reading_is_an_error_and_errors_come_first():
+    found = doctor_findings(readings("healthy-pair-with-ray")[:1], HEAD, PAIR)
+    assert problems(found) == [("error", "node", WORKER, "the node could not be read")]
+    assert found[0]["severity"] == "error"
+    assert doctor_findings([], HEAD, PAIR)[0]["node"] == HEAD
+
+
+def test_readings_that_are_not_a_list_of_nodes_are_refused():
+    with pytest.raises(AnsibleFilterError, match="expected a list of the nodes' readings"):
+        doctor_findings({"node": HEAD}, HEAD, PAIR)
+    with pytest.raises(AnsibleFilterError, match="a reading lacks what the doctor judges"):
+        doctor_findings([{"node": HEAD, "vllm": {}}], HEAD, PAIR)
