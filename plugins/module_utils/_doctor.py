@@ -242,6 +242,22 @@ def image_findings(nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
     elif ids and not missing:
         yield ok("image", "cluster", "same image on every node", f"{name} {sorted(ids)[0][:19]}")
     for reading in nodes:
+        if reading["image"].get("lacks"):
+            yield error(
+                "image",
+                reading["node"],
+                "the image lacks the served architecture",
+                reading["image"]["lacks"],
+                "set vllm_image_name to an image that holds it, then run image.yml and serve.yml (or rollout.yml)",
+            )
+        if reading["image"].get("unprobed"):
+            yield warning(
+                "image",
+                reading["node"],
+                "the image's model classes were never read",
+                f"no probe of {name} {reading['image'].get('id', '')[:19]} is kept on {reading['node']}",
+                "run image.yml: its gate reads them and keeps the answer",
+            )
         running = (reading["vllm"].get("container") or {}).get("image_id")
         wanted = reading["image"].get("id")
         if running and wanted and running != wanted and reading["vllm"]["container"].get("status") == "running":
@@ -283,6 +299,15 @@ def ray_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict
                 "not ALIVE in the head's Ray cluster",
                 f"raylet {ray['raylet_node_id'][:12]} is {states.get(ray['raylet_node_id'], 'not listed')} there",
                 "run cluster.yml: it restarts the worker's Ray container against the head",
+            )
+        if ray.get("firewall_wanted") and ray.get("firewall_guards") is False:
+            healthy = False
+            yield error(
+                "ray",
+                node,
+                "Ray's ports are open to every network",
+                "INPUT sends nothing to the chain SPARKINFER-RAY, which lets only the cluster's nodes reach Ray",
+                "run cluster.yml: its firewall phase puts the chain and its jump back",
             )
     if healthy:
         yield ok("ray", "cluster", "Ray", f"{view.get('node_count', '?')} node(s) alive, {view.get('dead_nodes', 0)} dead")

@@ -2,8 +2,10 @@
 
 fixtures/doctor/<case>/<node>.json are real readings, captured with lab/doctor-capture/capture.sh from the converged e2e
 pair: healthy with its Ray cluster; with the worker's Ray container stopped (`docker stop sparkinfer-ray`, drill 5's fault);
-with the fabric cut in the worker's firewall (drill 2's fault). The findings each case must give were read off the report
-doctor.yml printed for it. The rule tests change one fact of the healthy reading, as a fault would.
+with the fabric cut in the worker's firewall (drill 2's fault); with the inventory naming a new image built on the head
+only (`-e vllm_image_name=doctor-probe:1`, `FROM` the lab image with a label) and the head's INPUT jump to Ray's chain
+deleted. The findings each case must give were read off the report doctor.yml printed for it. The rule tests change
+one fact of the healthy reading, as a fault would.
 """
 
 from __future__ import annotations
@@ -204,6 +206,32 @@ def test_images_missing_or_different_and_a_server_on_an_older_image():
         ("warning", "image", HEAD, "the server runs another image than the inventory's"),
         ("warning", "image", WORKER, "the server runs another image than the inventory's"),
     ]
+
+
+def test_an_image_that_lost_the_served_architecture_is_named_with_vllm_image_infos_words():
+    # vllm_image_info's message for an image without the model's class, as drill 1 of the e2e scenario prints it.
+    lacks = "sparkinfer-lab-vllm:latest (vLLM 0.32.0) has no SparkinferDrillMoeForCausalLM; use an image whose vLLM lists it"
+    finding = only(judged(head__image__lacks=lacks))
+    assert (finding["severity"], finding["node"], finding["what"], finding["evidence"]) == ("error", HEAD, "the image lacks the served architecture", lacks)
+
+
+def test_a_new_image_under_the_inventorys_name_and_rays_jump_removed_are_each_named():
+    found = doctor_findings(readings("new-image-tag-and-ray-jump-removed"), HEAD, PAIR)
+    assert problems(found) == [
+        ("error", "image", WORKER, "the image is missing"),
+        ("error", "ray", HEAD, "Ray's ports are open to every network"),
+        ("warning", "image", HEAD, "the image's model classes were never read"),
+        ("warning", "image", HEAD, "the server runs another image than the inventory's"),
+        ("warning", "drift", HEAD, "vllm_serve_image differs from the inventory"),
+    ]
+    flagged = {entry["what"]: entry for entry in found}
+    assert flagged["the image's model classes were never read"]["evidence"] == "no probe of doctor-probe:1 sha256:85e37e24d72e is kept on e2e-spark-1"
+    assert flagged["the image's model classes were never read"]["fix"] == "run image.yml: its gate reads them and keeps the answer"
+    assert flagged["Ray's ports are open to every network"]["fix"] == "run cluster.yml: its firewall phase puts the chain and its jump back"
+    assert (
+        flagged["vllm_serve_image differs from the inventory"]["evidence"]
+        == "the server runs 'sparkinfer-lab-vllm:latest', the inventory asks 'doctor-probe:1'"
+    )
 
 
 def test_ray_rules_a_node_without_raylet_or_not_alive_and_no_ray_when_not_asked_for():
