@@ -5,9 +5,9 @@
 # PRIVATE to the sparkinfer.cluster collection: no compatibility promise outside it.
 """The doctor's findings on one cluster (playbooks/doctor.yml), from what each role's `doctor` entry point read.
 
-A node's reading is a dict with the keys `node`, `host` (gb10_host), `fabric` (nccl_network), `image` (vllm_image),
-`ray` (ray_cluster) and `vllm` (vllm_serve); the head's also holds what only the head reads (Ray's view of the cluster,
-the API's answers, the launch record and the inputs of its launch). Each finding is a dict with `severity` (error,
+A node's reading is a dict with the keys `node`, `members` (its cluster), `host` (gb10_host), `fabric` (nccl_network),
+`ray` (ray_cluster) and `vllm` (vllm_serve, the inventory's image among it); the head's also holds what only the head
+reads (Ray's view of the cluster, the API's answers, the launch record and the inputs of its launch). Each finding is a dict with `severity` (error,
 warning or ok), `area`, `node`, `what`, `evidence` and `fix`; errors come first.
 """
 
@@ -223,7 +223,7 @@ def _reading_of(node: str, nodes: Sequence[Mapping[str, Any]]) -> Mapping[str, A
 
 
 def image_findings(nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
-    images = {reading["node"]: reading["image"] for reading in nodes}
+    images = {reading["node"]: reading["vllm"]["image"] for reading in nodes}
     name = next((image["name"] for image in images.values() if image.get("name")), "")
     if not name:
         return
@@ -242,24 +242,25 @@ def image_findings(nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
     elif ids and not missing:
         yield ok("image", "cluster", "same image on every node", f"{name} {sorted(ids)[0][:19]}")
     for reading in nodes:
-        if reading["image"].get("lacks"):
+        image = reading["vllm"]["image"]
+        if image.get("lacks"):
             yield error(
                 "image",
                 reading["node"],
                 "the image lacks the served architecture",
-                reading["image"]["lacks"],
+                image["lacks"],
                 "set vllm_image_name to an image that holds it, then run image.yml and serve.yml (or rollout.yml)",
             )
-        if reading["image"].get("unprobed"):
+        if image.get("unprobed"):
             yield warning(
                 "image",
                 reading["node"],
                 "the image's model classes were never read",
-                f"no probe of {name} {reading['image'].get('id', '')[:19]} is kept on {reading['node']}",
+                f"no probe of {name} {image.get('id', '')[:19]} is kept on {reading['node']}",
                 "run image.yml: its gate reads them and keeps the answer",
             )
         running = (reading["vllm"].get("container") or {}).get("image_id")
-        wanted = reading["image"].get("id")
+        wanted = image.get("id")
         if running and wanted and running != wanted and reading["vllm"]["container"].get("status") == "running":
             yield warning(
                 "image",

@@ -193,15 +193,15 @@ def test_each_roce_rule_checks_the_hcas_nccl_is_told_to_use(hca, env, what):
 
 
 def test_images_missing_or_different_and_a_server_on_an_older_image():
-    assert only(judged(worker__image__id=""))["what"] == "the image is missing"
-    different = judged(worker__image__id="sha256:0123456789abcdef0123")
+    assert only(judged(worker__vllm__image__id=""))["what"] == "the image is missing"
+    different = judged(worker__vllm__image__id="sha256:0123456789abcdef0123")
     # The worker's rank still runs the image it was started on, which the worker no longer holds under that name.
     assert problems(different) == [
         ("error", "image", "cluster", "the nodes hold different images"),
         ("warning", "image", WORKER, "the server runs another image than the inventory's"),
     ]
     assert different[0]["fix"] == "run image.yml: it copies the head's image to the workers"
-    older = judged(head__image__id="sha256:0123456789abcdef0123", worker__image__id="sha256:0123456789abcdef0123")
+    older = judged(head__vllm__image__id="sha256:0123456789abcdef0123", worker__vllm__image__id="sha256:0123456789abcdef0123")
     assert problems(older) == [
         ("warning", "image", HEAD, "the server runs another image than the inventory's"),
         ("warning", "image", WORKER, "the server runs another image than the inventory's"),
@@ -211,7 +211,7 @@ def test_images_missing_or_different_and_a_server_on_an_older_image():
 def test_an_image_that_lost_the_served_architecture_is_named_with_vllm_image_infos_words():
     # vllm_image_info's message for an image without the model's class, as drill 1 of the e2e scenario prints it.
     lacks = "sparkinfer-lab-vllm:latest (vLLM 0.32.0) has no SparkinferDrillMoeForCausalLM; use an image whose vLLM lists it"
-    finding = only(judged(head__image__lacks=lacks))
+    finding = only(judged(head__vllm__image__lacks=lacks))
     assert (finding["severity"], finding["node"], finding["what"], finding["evidence"]) == ("error", HEAD, "the image lacks the served architecture", lacks)
 
 
