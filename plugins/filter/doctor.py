@@ -1,12 +1,13 @@
 # Copyright (c) sparkinfer.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The doctor's findings on one cluster (playbooks/doctor.yml)."""
+"""The doctor's findings on one cluster, and what of a node's NCCL environment its bundle may show (playbooks/doctor.yml)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bundle_mask import masked_env_file
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._doctor import cluster_findings
 
 
@@ -20,6 +21,13 @@ def doctor_findings(readings, head, members):
         raise AnsibleFilterError(f"doctor_findings: a reading lacks what the doctor judges: {error!r}") from error
 
 
+def doctor_bundle_env(text):
+    """An environment file's text with only the values of the names the collection writes left unmasked."""
+    if not isinstance(text, str):
+        raise AnsibleFilterError(f"doctor_bundle_env: expected the file's text, got {type(text).__name__}")
+    return masked_env_file(text)
+
+
 class FilterModule:
     def filters(self):
-        return {"doctor_findings": doctor_findings}
+        return {"doctor_findings": doctor_findings, "doctor_bundle_env": doctor_bundle_env}

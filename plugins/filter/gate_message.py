@@ -41,10 +41,20 @@ def _stop_line(result: dict, check_mode: bool) -> str:
     return f"The rank on {node} could not be stopped ({result.get('msg') or 'unknown error'}): stop it by hand."
 
 
-def vllm_gate_failure_message(failure, *, head, image, container, stage, ranks=None, pings=None, stopped=None, addresses=None, check_mode=False):
+# The keywords the message cannot be written without.
+_REQUIRED = ("head", "image", "container", "stage")
+
+
+def vllm_gate_failure_message(
+    failure, *, head=None, image=None, container=None, stage=None, ranks=None, pings=None, stopped=None, addresses=None, check_mode=False
+):
     """One line per part: what failed (the diagnosis and fix), the other ranks, the fabric to each, the stops, the tail."""
     if not isinstance(failure, dict):
         raise AnsibleFilterError(f"vllm_gate_failure_message: the failed wait's result must be a dictionary, got {type(failure).__name__}")
+    given = {"head": head, "image": image, "container": container, "stage": stage}
+    missing = [name for name in _REQUIRED if given[name] is None]
+    if missing:
+        raise AnsibleFilterError(f"vllm_gate_failure_message: give {', '.join(f'{name}=...' for name in missing)} (required: {', '.join(_REQUIRED)})")
     lines = [f"vLLM on {head} ({image}, container {container}) did not reach {stage}: {failure.get('msg') or 'no message'}"]
     lines += [_rank_line(number, result) for number, result in enumerate(ranks or [], start=1)]
     lines += [_ping_line(head, result, addresses or {}) for result in pings or []]

@@ -15,12 +15,24 @@ from ansible.errors import AnsibleFilterError
 _MEMBER_KEYS = {"bonds": "interfaces", "bridges": "interfaces", "vlans": "link"}
 
 
+def _where(error: Exception) -> str:
+    """Where the parser stopped, by line and column only: its own message quotes the file's text, which may hold a
+    Wi-Fi password or 802.1X credentials."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if mark is not None:
+        return f"at line {mark.line + 1}, column {mark.column + 1}"
+    return "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else "unreadable"
+
+
 def _document(result: dict) -> tuple[str, object]:
     path = result.get("source") or result.get("item") or "?"
     try:
         return path, yaml.safe_load(base64.b64decode(result["content"]).decode("utf-8"))
     except (KeyError, ValueError, yaml.YAMLError) as error:
-        raise AnsibleFilterError(f"{path} is not readable netplan YAML ({error}): netplan generate would refuse it too; mend or remove it") from error
+        raise AnsibleFilterError(
+            f"{path} is not readable netplan YAML ({_where(error)}): netplan generate would refuse it too; mend or remove it "
+            f"(netplan generate names the problem)"
+        ) from None
 
 
 def _match_name(device: object) -> object:

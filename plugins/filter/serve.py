@@ -14,6 +14,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan im
     memory_plan_message,
     plan_memory,
 )
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import extra_env_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ServeSpecError, build_argv, build_env
 
 
@@ -75,6 +76,16 @@ def vllm_memory_plan(
     return plan
 
 
+def vllm_extra_env_problems(extra_env, variable="vllm_serve_extra_env"):
+    """Each problem of the extra variables of a rank's environment file, naming the variable, never a value."""
+    return extra_env_problems(extra_env, variable)
+
+
 class FilterModule:
     def filters(self):
-        return {"vllm_serve_argv": vllm_serve_argv, "vllm_serve_env": vllm_serve_env, "vllm_memory_plan": vllm_memory_plan}
+        return {
+            "vllm_serve_argv": vllm_serve_argv,
+            "vllm_serve_env": vllm_serve_env,
+            "vllm_memory_plan": vllm_memory_plan,
+            "vllm_extra_env_problems": vllm_extra_env_problems,
+        }

@@ -9,6 +9,7 @@ only picks and adds up vLLM's series. A sample is (name, labels, value), as the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 # vLLM's series, by the sample names its /metrics answers with (vllm/v1/metrics/loggers.py).
@@ -24,7 +25,8 @@ def summarize_vllm_metrics(samples: Iterable[tuple[str, Mapping[str, str], float
     """Requests running and waiting, KV-cache usage and the token counters, over every engine and model served.
 
     Requests and tokens are summed over the engines (data-parallel ranks) and models; the KV-cache usage is the
-    fullest engine's, the one that refuses the next request first. A series the server did not answer is None.
+    fullest engine's, the one that refuses the next request first. A series the server did not answer, or answered only
+    with NaN or an infinity, is None.
     """
     sums: dict[str, float] = {}
     kv_usage: dict[str, list[float]] = {name: [] for name in KV_CACHE_USAGE}
@@ -33,6 +35,9 @@ def summarize_vllm_metrics(samples: Iterable[tuple[str, Mapping[str, str], float
         if not name.startswith("vllm:"):
             continue
         seen_vllm = True
+        # The text format allows NaN and +Inf: such a sample says nothing countable, and the figure stays unknown.
+        if not math.isfinite(value):
+            continue
         if name in kv_usage:
             kv_usage[name].append(value)
         elif name in (RUNNING, WAITING, PROMPT_TOKENS, GENERATION_TOKENS):

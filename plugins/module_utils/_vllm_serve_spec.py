@@ -296,11 +296,34 @@ def _managed_by(option: str) -> list[str]:
     return [flag for flag in _MANAGED_FLAGS if flag.startswith(option) and (flag.startswith("--") == option.startswith("--"))]
 
 
+# Options of vllm serve whose value is a secret, with the shortest prefix vLLM 0.32's parser expands to each
+# (--hf-token beside --hf-overrides and --hf-config-path, vllm/engine/arg_utils.py) and the variable that carries it
+# instead. On the command line a secret shows in ps, /proc/PID/cmdline, docker inspect's Args and vLLM's log of its
+# non-default args; vLLM and huggingface_hub read HF_TOKEN from the environment themselves.
+_SECRET_OPTIONS = {"--hf-token": ("--hf-t", "HF_TOKEN")}
+
+
+def _check_no_secret_option(extra: list[Any]) -> None:
+    """Refuse an item that would put a secret on the command line; the error names the option, never its value."""
+    for item in extra:
+        option = _option_of(item) if isinstance(item, str) else None
+        for flag, (shortest, variable) in _SECRET_OPTIONS.items():
+            if option and option.startswith(shortest) and flag.startswith(option):
+                given = item.split("=", 1)[0]
+                spelled = f" ({flag} to vLLM's parser)" if given != flag else ""
+                raise ServeSpecError(
+                    f"serve spec: extra_args holds {given}{spelled}, a secret on the command line, where ps, docker inspect "
+                    f"and vLLM's log show it: give it in the environment as {variable} instead (the vllm_serve role: "
+                    f"vllm_serve_extra_env, which the support bundle masks)"
+                )
+
+
 def _check_extra_args(extra: list[Any]) -> None:
-    """Refuse an item that sets what a spec key or the rank context sets, however it is spelled.
+    """Refuse an item that sets what a spec key or the rank context sets, however it is spelled, or carries a secret.
 
     The error names the option only, never an ``=value`` (``--api_key=...`` holds the key).
     """
+    _check_no_secret_option(extra)
     for item in extra:
         if not isinstance(item, str):
             continue

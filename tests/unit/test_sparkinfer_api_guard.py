@@ -72,11 +72,30 @@ def test_the_key_opens_every_route(monkeypatch):
     assert request(guard, "/tokenize", ((b"Authorization", f"bearer {KEY}".encode()),)) == ("app", None)
 
 
-def test_open_paths_and_cors_preflight_pass_without_the_key(monkeypatch):
+def test_open_paths_and_a_cors_preflight_pass_without_the_key(monkeypatch):
     guard = load_guard(monkeypatch, KEY, "/health,/ping")
     assert request(guard, "/health") == ("app", None)
     assert request(guard, "/ping") == ("app", None)
-    assert request(guard, "/tokenize", method="OPTIONS") == ("app", None)
+    preflight = ((b"Origin", b"https://app.example"), (b"Access-Control-Request-Method", b"POST"))
+    assert request(guard, "/tokenize", preflight, method="OPTIONS") == ("app", None)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [(), ((b"origin", b"https://app.example"),), ((b"access-control-request-method", b"GET"),)],
+    ids=["bare", "origin-only", "request-method-only"],
+)
+def test_an_options_request_that_is_not_a_cors_preflight_needs_the_key(monkeypatch, headers):
+    # vLLM 0.32 in the lab answered OPTIONS /metrics with every metric: OPTIONS reaches the route like GET.
+    guard = load_guard(monkeypatch, KEY)
+    outcome, sent = request(guard, "/metrics", headers, method="OPTIONS")
+    assert (outcome, sent[0]["status"]) == ("guard", 401)
+    assert request(guard, "/metrics", (*headers, *bearer(KEY)), method="OPTIONS") == ("app", None)
+
+
+def test_a_preflight_header_on_another_method_does_not_open_it(monkeypatch):
+    headers = ((b"origin", b"https://app.example"), (b"access-control-request-method", b"GET"))
+    assert request(load_guard(monkeypatch, KEY), "/metrics", headers, method="GET")[0] == "guard"
 
 
 def test_the_open_path_is_compared_below_the_root_path(monkeypatch):

@@ -7,9 +7,16 @@ vLLM checks --api-key / VLLM_API_KEY on /v1, /v2, /inference and /cohere only: /
 inference as /v1), /tokenize, /metrics, /version, /load ... answer anyone. This ASGI middleware, which
 the vllm_serve role mounts into the container and names with ``--middleware
 sparkinfer_api_guard.GuardEveryRoute``, answers 401 to any request without ``Authorization: Bearer
-<VLLM_API_KEY>``, except OPTIONS (CORS preflight, as vLLM does) and the exact paths listed in
-SPARKINFER_API_OPEN_PATHS (comma-separated, such as /health for a load balancer's probe). With no key
-in the environment it refuses every request to a guarded path: it fails closed.
+<VLLM_API_KEY>``, except a CORS preflight and the exact paths listed in SPARKINFER_API_OPEN_PATHS
+(comma-separated, such as /health for a load balancer's probe). With no key in the environment it
+refuses every request to a guarded path: it fails closed.
+
+A CORS preflight is an OPTIONS request with both an ``Origin`` and an ``Access-Control-Request-Method``
+header: a browser sends it without credentials, so it must pass. It never reaches a route: vLLM adds
+Starlette's CORSMiddleware before any --middleware (vllm/entrypoints/serve/middleware/register.py), so
+it sits inside this guard and answers every preflight itself, by vLLM's --allowed-origins,
+--allowed-methods and --allowed-headers. Any other OPTIONS request goes to the route like a GET
+would (vLLM 0.32 answers ``OPTIONS /metrics`` with every metric), so it needs the key.
 
 Runs inside vLLM's container, on the image's Python: standard library only.
 """
@@ -32,6 +39,13 @@ class GuardEveryRoute:
         self._key_digest = hashlib.sha256(key.encode("utf-8")).digest() if key else None
         self._open_paths = frozenset(path for path in os.environ.get("SPARKINFER_API_OPEN_PATHS", "").split(",") if path)
 
+    @staticmethod
+    def _is_cors_preflight(scope):
+        if scope.get("method") != "OPTIONS":
+            return False
+        names = {name.lower() for name, _value in scope.get("headers", ())}
+        return b"origin" in names and b"access-control-request-method" in names
+
     def _authorized(self, scope):
         if self._key_digest is None:
             return False
@@ -44,7 +58,7 @@ class GuardEveryRoute:
         return False
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] in ("http", "websocket") and scope.get("method") != "OPTIONS":
+        if scope["type"] in ("http", "websocket") and not self._is_cors_preflight(scope):
             root_path = scope.get("root_path", "")
             path = scope["path"][len(root_path) :] if root_path and scope["path"].startswith(root_path) else scope["path"]
             if path not in self._open_paths and not self._authorized(scope):

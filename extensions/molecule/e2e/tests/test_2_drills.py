@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import socket
+import stat
 import tarfile
 import urllib.error
 import urllib.request
@@ -263,8 +264,11 @@ def test_drill_9_only_the_configured_addresses_listen_and_the_api_wants_its_key(
 
 def test_a_prometheus_configured_as_the_docs_say_scrapes_every_target_of_the_targets_file(tmp_path):
     targets_file = tmp_path / "targets.json"
+    tmp_path.chmod(0o1777)
     run = drill_run("prometheus_targets.yml", {"sparkinfer_prometheus_targets_file": str(targets_file)})
     assert run.code == 0, run.output[-3000:]
+    # The directory the user named keeps its mode.
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o1777
     assert f"1 vLLM and 2 Ray metrics targets in {targets_file}" in run.output, run.output[-3000:]
     groups = json.loads(targets_file.read_text(encoding="utf-8"))
     head, worker = pair().head, pair().worker
@@ -329,13 +333,33 @@ BUNDLE_FILES = {
 }
 
 
+# What a user leaves on a node that is none of the collection's: tokens added to the NCCL environment file by hand (or by an
+# earlier inventory's nccl_network_extra_env), and a container of their own with a token on its command line.
+PLANTED_ENV = "HF_TOKEN=hf_PLANTEDhftoken\nWANDB_API_KEY=PLANTEDwandbkey\n"
+PLANTED_CONTAINER = "someone-elses-vllm"
+PLANTED_ARG = "hf_PLANTEDontheline"
+
+
 def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secret(tmp_path):
-    run = drill_run("doctor.yml", {"doctor_bundle": True, "doctor_report_dir": str(tmp_path)})
+    head = node(pair().head)
+    env_file = "/etc/sparkinfer/nccl.env"
+    head.check_output(
+        f"cp -p {env_file} {env_file}.kept && printf {shlex.quote(PLANTED_ENV)} >> {env_file} && "
+        f"docker create --name {PLANTED_CONTAINER} --entrypoint true sparkinfer-lab-vllm:latest --hf-token {PLANTED_ARG}"
+    )
+    # A shared directory the user keeps reports in: its mode is theirs, never re-moded.
+    tmp_path.chmod(0o1777)
+    try:
+        run = drill_run("doctor.yml", {"doctor_bundle": True, "doctor_report_dir": str(tmp_path)})
+    finally:
+        head.check_output(f"mv {env_file}.kept {env_file} && docker rm {PLANTED_CONTAINER}")
     assert run.code == 0, run.output[-3000:]
     assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 12 check(s) fine" in run.output, run.output[-3000:]
     assert_changed_nothing(run)
     record("doctor.yml with its bundle, healthy pair", run.seconds, 90, "doctor: 0 errors")
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o1777
     [bundle] = tmp_path.glob(f"{pair().head}-*.tar.gz")
+    assert stat.S_IMODE(bundle.stat().st_mode) == 0o600
     with tarfile.open(bundle) as packed:
         contents = {member.name: packed.extractfile(member).read() for member in packed.getmembers() if member.isfile()}
     for host in (pair().head, pair().worker):
@@ -348,6 +372,12 @@ def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secr
     assert f"VLLM_HOST_IP={pair().head_ip}".encode() in contents[head_files + "nccl.env"]
     # The head's API key is in its container's environment: the bundle keeps the name, not the value.
     assert b'"VLLM_API_KEY=<masked>"' in contents[head_files + "docker-inspect.json"]
+    # Masked by allowlist: the names the collection writes keep their values, the planted ones do not.
+    assert b"HF_TOKEN=<masked>\nWANDB_API_KEY=<masked>" in contents[head_files + "nccl.env"]
+    # Only the collection's containers are listed.
+    assert b"sparkinfer-vllm" in contents[head_files + "docker-ps.txt"]
+    assert PLANTED_CONTAINER.encode() not in contents[head_files + "docker-ps.txt"]
     for name, content in contents.items():
         assert api_key().encode() not in content, f"{name} holds the API key"
         assert ray_token().encode() not in content, f"{name} holds the Ray token"
+        assert b"PLANTED" not in content, f"{name} holds a planted token"

@@ -3,7 +3,8 @@ port and API key, beside the pair's server), brought up by one site.yml and chan
 
 1. site.yml serves both clusters; status.yml sums up the fleet.
 2. A rollout to an image whose vLLM lacks the model's class stops at the first cluster before its server stops; the
-   second is never touched.
+   second is never touched. A node's record of its launches with a variable written into it stops the rollout at the
+   read, before that cluster changes.
 3. A rollout to a new image, with a serve spec on the second cluster that fails after its server stopped (a KV cache
    too small for max_model_len): the first cluster serves the change; the second is put back on what it served and
    serves again.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import stat
 import urllib.request
 from pathlib import Path
 
@@ -139,6 +142,29 @@ def test_fleet_2_a_rollout_to_an_image_without_the_models_class_stops_at_the_fir
     record("fleet: rollout to an image without the model's class", run.seconds, 120, "rollout.yml: vllm_image gate on the first cluster")
 
 
+def test_fleet_2b_a_record_of_launches_a_node_wrote_more_into_stops_the_rollout_before_the_cluster_changes(fleet):
+    # Root on a node adds a variable to its record: were it set on a rollback, the admin run's next tasks would run locally.
+    path = f"/etc/sparkinfer/{CONTAINER}.inputs.json"
+    kept = kept_inputs("e2e-spark-1")
+    tampered = {**kept, "current": {**kept["current"], "ansible_connection": "local"}}
+    node("e2e-spark-1").check_output(f"cp -p {path} {path}.kept && printf '%s' {shlex.quote(json.dumps(tampered))} > {path}")
+    before = {host: started_at(host) for host in FLEET}
+    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW})
+    try:
+        run = fleet_run(fleet, "rollout.yml")
+    finally:
+        node("e2e-spark-1").check_output(f"mv {path}.kept {path}")
+    assert run.code == 2, run.output[-3000:]
+    assert (
+        f"The record of e2e-spark-1's launches ({CONTAINER}.inputs.json in /etc/sparkinfer) holds what vllm_serve never writes there: "
+        "current.ansible_connection (not an input the collection writes). No variable is set from it, and nothing of this cluster was changed."
+    ) in " ".join(run.output.split()), run.output[-3000:]
+    assert "PLAY [Remove the images" not in run.output
+    assert {host: started_at(host) for host in FLEET} == before
+    assert {host: serving_image(host) for host in FLEET} == dict.fromkeys(FLEET, LATEST)
+    record("fleet: a record of launches tampered on a node", run.seconds, 120, "rollout.yml: refused at the read, nothing changed")
+
+
 def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_and_the_cluster_before_keeps_the_change(fleet):
     set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW})
     # The second cluster's head, as a Spark whose server leaves no room for a validation beside it.
@@ -198,6 +224,8 @@ def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmark
     assert (recap_changed(run.output, "e2e-spark-1"), recap_changed(run.output, "e2e-spark-2") > 0) == (0, True), run.output[-3000:]
     kept = sorted((benchmarks / "e2e-spark-2").glob("*.json"))
     assert len(kept) == 1, run.output[-3000:]
+    # Readable by the admin box's user only, as the API key.
+    assert (stat.S_IMODE((benchmarks / "e2e-spark-2").stat().st_mode), stat.S_IMODE(kept[0].stat().st_mode)) == (0o700, 0o600)
     result = json.loads(kept[0].read_text(encoding="utf-8"))
     assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, NEW, 2)
     for host in FLEET:

@@ -40,15 +40,25 @@ def node(name: str) -> testinfra.host.Host:
     return testinfra.get_host(f"ansible://{name}?ansible_inventory={os.environ['MOLECULE_INVENTORY_FILE']}", sudo=True)
 
 
-def http_status(host, path: str, key: str | None, *, body: dict | None = None, endpoint: str = ENDPOINT, ca_file: str = "") -> tuple[int, str]:
-    """The status and body of GET path (POST with a JSON body) on the endpoint, asked from a node with Python's urllib."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+def http_status(
+    host,
+    path: str,
+    key: str | None,
+    *,
+    body: dict | None = None,
+    endpoint: str = ENDPOINT,
+    ca_file: str = "",
+    method: str | None = None,
+    headers: dict | None = None,
+) -> tuple[int, str]:
+    """The status and body of GET path (POST with a JSON body, or the method given) on the endpoint, asked from a node with Python's urllib."""
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {key}"} if key else {})}
     data = json.dumps(body).encode() if body is not None else None
     if data is not None:
         headers["Content-Type"] = "application/json"
     script = (
         "import ssl, sys, urllib.request, urllib.error\n"
-        f"request = urllib.request.Request({endpoint + path!r}, data={data!r}, headers={headers!r})\n"
+        f"request = urllib.request.Request({endpoint + path!r}, data={data!r}, headers={headers!r}, method={method!r})\n"
         f"context = ssl.create_default_context(cafile={ca_file!r}) if {bool(ca_file)!r} else None\n"
         "try:\n"
         "    response = urllib.request.urlopen(request, timeout=30, context=context)\n"
@@ -91,6 +101,17 @@ def test_routes_vllm_leaves_open_need_the_key_too(path, body):
     if path != "/invocations":
         key = KEY_FILE.read_text(encoding="utf-8").split()[0]
         assert http_status(follower, path, key, body=body)[0] == 200
+
+
+def test_options_needs_the_key_but_a_cors_preflight_is_answered_by_vllm_s_cors_settings_alone():
+    follower = node("serve-spark-2")
+    # vLLM 0.32 answers OPTIONS /metrics like GET, with every metric: the guard refuses it without the key.
+    status, body = http_status(follower, "/metrics", None, method="OPTIONS")
+    assert (status, body.strip()) == (401, '{"error": "Unauthorized"}')
+    # A browser's preflight carries no key: vLLM's CORS middleware answers it (--allowed-origins, * by default), no route.
+    preflight = {"Origin": "http://app.example", "Access-Control-Request-Method": "GET"}
+    status, body = http_status(follower, "/metrics", None, method="OPTIONS", headers=preflight)
+    assert (status, body.strip()) == (200, "OK")
 
 
 def test_the_health_probe_answers_without_the_key():

@@ -93,3 +93,8 @@ def test_a_wait_without_a_tail_ends_with_where_the_logs_stay_and_a_result_of_ano
     assert message.splitlines()[-1].startswith("Their logs stay")
     with pytest.raises(AnsibleFilterError, match="the failed wait's result must be a dictionary, got str"):
         vllm_gate_failure_message("failed", **CONTEXT)
+
+
+def test_the_keywords_it_cannot_do_without_are_named_not_a_type_error():
+    with pytest.raises(AnsibleFilterError, match=r"give image=\.\.\., stage=\.\.\. \(required: head, image, container, stage\)"):
+        vllm_gate_failure_message({"msg": "x"}, head="spark-1", container="sparkinfer-vllm")

@@ -49,6 +49,17 @@ def test_the_line_of_the_status_table():
     )
 
 
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf"])
+def test_a_sample_that_is_not_a_finite_number_leaves_its_figure_unknown(value):
+    # The lab's answer with its running requests' sample and KV-cache gauge set to a value the text format allows.
+    text = read("lab-0.32.0-requests-in-flight.txt")
+    text = re.sub(r"^(vllm:num_requests_running\{[^}]*\}) \S+$", rf"\1 {value}", text, flags=re.MULTILINE)
+    text = re.sub(r"^(vllm:kv_cache_usage_perc\{[^}]*\}) \S+$", rf"\1 {value}", text, flags=re.MULTILINE)
+    summary = vllm_metrics(text)
+    assert (summary["requests_running"], summary["requests_waiting"], summary["kv_cache_usage"]) == (None, 2, None)
+    assert summary["line"].startswith("? running, 2 waiting, KV cache ? used")
+
+
 def test_ray_metrics_export_is_not_taken_for_vllm():
     summary = vllm_metrics(read("lab-ray-2.60.0-metrics-export.txt"))
     assert summary == {"problem": "the answer has no vllm: series (is it vLLM's /metrics?)"}

@@ -81,8 +81,24 @@ def test_a_twin_that_another_device_uses_is_refused_naming_the_file_and_device(n
 
 
 def test_a_file_that_is_not_yaml_is_named():
-    with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/bad.yaml is not readable netplan YAML")):
+    with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/bad.yaml is not readable netplan YAML (at line 2, column 1)")):
         netplan_fabric_claims([slurped("/etc/netplan/bad.yaml", "network: [\n")], TWINS, OWNER)
+
+
+def test_a_broken_file_is_named_by_line_never_by_its_text():
+    # A Wi-Fi entry whose password lost its closing quote: the YAML parser's own message quotes that line.
+    text = 'network:\n  version: 2\n  wifis:\n    wlan0:\n      access-points:\n        "home":\n          password: "PLANTEDsecret\n'
+    with pytest.raises(AnsibleFilterError) as raised:
+        netplan_fabric_claims([slurped("/etc/netplan/50-wifi.yaml", text)], TWINS, OWNER)
+    assert "/etc/netplan/50-wifi.yaml is not readable netplan YAML (at line " in str(raised.value)
+    assert "PLANTED" not in str(raised.value)
+    assert raised.value.__cause__ is None
+
+
+def test_a_file_that_is_not_utf8_is_named():
+    result = {"source": "/etc/netplan/bin.yaml", "content": base64.b64encode(b"\xff\xfe").decode()}
+    with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/bin.yaml is not readable netplan YAML (not UTF-8 text)")):
+        netplan_fabric_claims([result], TWINS, OWNER)
 
 
 def test_a_networkmanager_profile_that_matches_a_twin_by_name_is_claimed():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.serve import FilterModule, vllm_memory_plan, vllm_serve_argv, vllm_serve_env
+from ansible_collections.sparkinfer.cluster.plugins.filter.serve import FilterModule, vllm_extra_env_problems, vllm_memory_plan, vllm_serve_argv, vllm_serve_env
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import memory_plan_message, plan_memory
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv, build_env
 
@@ -23,7 +23,12 @@ SPARKS = [
 
 
 def test_filters_are_registered():
-    assert FilterModule().filters() == {"vllm_serve_argv": vllm_serve_argv, "vllm_serve_env": vllm_serve_env, "vllm_memory_plan": vllm_memory_plan}
+    assert FilterModule().filters() == {
+        "vllm_serve_argv": vllm_serve_argv,
+        "vllm_serve_env": vllm_serve_env,
+        "vllm_memory_plan": vllm_memory_plan,
+        "vllm_extra_env_problems": vllm_extra_env_problems,
+    }
 
 
 def test_argv_filter_takes_the_rank_as_keywords():

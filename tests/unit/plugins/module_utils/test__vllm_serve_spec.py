@@ -257,6 +257,27 @@ def test_extra_args_spelled_another_way_are_refused_too(extra, key):
         build_env({"model": "/m", "extra_args": extra}, "sagemaker")
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--hf-token", "hf_PLANTED"], "--hf-token"),
+        (["--hf-token=hf_PLANTED"], "--hf-token"),
+        (["--hf_token", "hf_PLANTED"], "--hf_token \\(--hf-token to vLLM's parser\\)"),
+        (["--hf-tok", "hf_PLANTED"], "--hf-tok \\(--hf-token to vLLM's parser\\)"),
+        (["--hf-token"], "--hf-token"),
+    ],
+)
+def test_extra_args_may_not_carry_the_hugging_face_token_and_the_error_names_the_variable_not_the_value(extra, named):
+    with pytest.raises(ServeSpecError, match=rf"extra_args holds {named}, a secret on the command line.*as HF_TOKEN instead") as raised:
+        build_argv({**SEED_SPEC, "extra_args": extra})
+    assert "hf_PLANTED" not in str(raised.value)
+
+
+@pytest.mark.parametrize("extra", [["--hf-overrides", '{"max_position_embeddings": 8}'], ["--hf-config-path", "/models/x"]])
+def test_the_other_hf_options_pass(extra):
+    assert extra[0] in build_argv({**SEED_SPEC, "extra_args": extra})
+
+
 def test_extra_args_prefix_of_several_managed_flags_names_them_all():
     with pytest.raises(
         ServeSpecError, match=r"extra_args holds --h \(a prefix of --host, --headless\), which the spec keys host, headless set; set those keys"
