@@ -307,11 +307,17 @@ def ray_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict
                 "ray",
                 node,
                 "Ray's ports are open to every network",
-                "INPUT sends nothing to the chain SPARKINFER-RAY, which lets only the cluster's nodes reach Ray",
+                f"INPUT {_of_families(ray)}sends nothing to the chain SPARKINFER-RAY, which lets only the cluster's nodes reach Ray",
                 "run cluster.yml: its firewall phase puts the chain and its jump back",
             )
     if healthy:
         yield ok("ray", "cluster", "Ray", f"{view.get('node_count', '?')} node(s) alive, {view.get('dead_nodes', 0)} dead")
+
+
+def _of_families(reading: Mapping[str, Any]) -> str:
+    """Which INPUT chains lack the jump ("of ip6tables "), where the reading names them (readings before IPv6 did not)."""
+    families = reading.get("firewall_open") or []
+    return f"of {' and '.join(families)} " if families else ""
 
 
 def vllm_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
@@ -324,6 +330,15 @@ def vllm_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dic
         if reading["node"] in record.get("ranks", []):
             yield from _rank_findings(reading["node"], reading["vllm"])
     yield from _api_findings(head, head_vllm, record)
+    if head_vllm.get("firewall_wanted") and head_vllm.get("firewall_guards") is False:
+        yield error(
+            "vllm",
+            head,
+            "the mp rendezvous port is open to every network",
+            f"INPUT {_of_families(head_vllm)}sends nothing to the chain {head_vllm.get('firewall_chain')}, which lets only the "
+            "cluster's nodes reach PyTorch's TCPStore (it authenticates nobody)",
+            "run serve.yml: its firewall phase puts the chain and its jump back",
+        )
 
 
 def _rank_findings(node: str, vllm: Mapping[str, Any]) -> Iterator[dict]:

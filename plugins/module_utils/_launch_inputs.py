@@ -17,6 +17,7 @@ No I/O here.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -71,9 +72,15 @@ LAUNCH_INPUTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "vllm_serve_expect": (_mapping, "a dictionary"),
 }
 
-# The record's own keys (roles/vllm_serve/tasks/gate.yml writes them).
+# The record's own keys (roles/vllm_serve/tasks/gate.yml writes them): image_ids holds the ID each section's image name
+# stood for when its launch passed the gate, so that a rollback serves that build even after the tag moved.
 _SECTIONS = ("current", "previous")
 _IMAGES = "images"
+_IMAGE_IDS = "image_ids"
+_IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+_EMPTY: dict[str, Any] = {"current": {}, "previous": {}, "images": [], "image_ids": {"current": "", "previous": ""}}
 
 
 def _shape_of(value: Any) -> str:
@@ -104,28 +111,46 @@ def _checked_inputs(section: str, given: Any, refused: list[str]) -> dict[str, A
 
 
 def checked_launch_record(record: Any) -> dict[str, Any]:
-    """The record (its JSON text, or as decoded) as the role wrote it, and nothing else: {current, previous, images, refused}.
+    """The record (its JSON text, or as decoded) as the role wrote it, and nothing else:
+    {current, previous, images, image_ids, refused}.
 
     current and previous hold every input of LAUNCH_INPUTS, each of its shape, or are {} (none kept, or refused);
-    images is the list of image names served, newest first. refused names each thing left out and why, without its
-    value (vllm_serve_extra_env may hold a token): a caller that sets variables from the record refuses to go on.
+    images is the list of image names served, newest first; image_ids the ID of each section's image when its launch
+    passed the gate ('' where unknown). refused names each thing left out and why, without its value
+    (vllm_serve_extra_env may hold a token): a caller that sets variables from the record refuses to go on.
     """
     refused: list[str] = []
     if isinstance(record, str):
         try:
             record = json.loads(record) if record.strip() else {}
         except ValueError:
-            return {"current": {}, "previous": {}, "images": [], "refused": ["the record is not JSON"]}
+            return {**_EMPTY, "refused": ["the record is not JSON"]}
     if record is None or record == {}:
-        return {"current": {}, "previous": {}, "images": [], "refused": refused}
+        return {**_EMPTY, "refused": refused}
     if not isinstance(record, Mapping):
-        return {"current": {}, "previous": {}, "images": [], "refused": [f"the record is a {_shape_of(record)}, not a dictionary"]}
+        return {**_EMPTY, "refused": [f"the record is a {_shape_of(record)}, not a dictionary"]}
     for key in record:
-        if key not in (*_SECTIONS, _IMAGES):
+        if key not in (*_SECTIONS, _IMAGES, _IMAGE_IDS):
             refused.append(f"{key} (not a part of the record the collection writes)")
     sections = {section: _checked_inputs(section, record.get(section, {}), refused) for section in _SECTIONS}
     images = record.get(_IMAGES, [])
     if not _texts(images):
         refused.append(f"images (must be a list of strings, is a {_shape_of(images)})")
         images = []
-    return {**sections, "images": list(images), "refused": refused}
+    return {**sections, "images": list(images), "image_ids": _checked_image_ids(record.get(_IMAGE_IDS, {}), refused), "refused": refused}
+
+
+def _checked_image_ids(given: Any, refused: list[str]) -> dict[str, str]:
+    """Each section's image ID ('' where the record has none: written before the IDs were kept)."""
+    if not isinstance(given, Mapping):
+        refused.append(f"image_ids is a {_shape_of(given)}, not a dictionary")
+        given = {}
+    ids = {}
+    for key, value in given.items():
+        if key not in _SECTIONS:
+            refused.append(f"image_ids.{key} (not a part of the record the collection writes)")
+        elif not (isinstance(value, str) and (value == "" or _IMAGE_ID.fullmatch(value))):
+            refused.append(f"image_ids.{key} (must be an image ID, sha256: and 64 hexadecimal digits)")
+        else:
+            ids[key] = value
+    return {section: ids.get(section, "") for section in _SECTIONS}

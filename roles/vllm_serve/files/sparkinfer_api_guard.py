@@ -15,7 +15,8 @@ A CORS preflight is an OPTIONS request with both an ``Origin`` and an ``Access-C
 header: a browser sends it without credentials, so it must pass. It never reaches a route: vLLM adds
 Starlette's CORSMiddleware before any --middleware (vllm/entrypoints/serve/middleware/register.py), so
 it sits inside this guard and answers every preflight itself, by vLLM's --allowed-origins,
---allowed-methods and --allowed-headers. Any other OPTIONS request goes to the route like a GET
+--allowed-methods and --allowed-headers (vLLM 0.32 allows no origin unless told: 400 "Disallowed CORS
+origin"). Any other OPTIONS request goes to the route like a GET
 would (vLLM 0.32 answers ``OPTIONS /metrics`` with every metric), so it needs the key.
 
 Runs inside vLLM's container, on the image's Python: standard library only.

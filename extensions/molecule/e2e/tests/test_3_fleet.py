@@ -5,8 +5,9 @@ port and API key, beside the pair's server), brought up by one site.yml and chan
 2. A rollout to an image whose vLLM lacks the model's class stops at the first cluster before its server stops; the
    second is never touched. A node's record of its launches with a variable written into it stops the rollout at the
    read, before that cluster changes.
-3. A rollout to a new image, with a serve spec on the second cluster that fails after its server stopped (a KV cache
-   too small for max_model_len): the first cluster serves the change; the second is put back on what it served and
+3. A rollout to a new image; on the second cluster the change is a new build under the name it serves (the tag moved)
+   and the Ray executor, which fails after its server stopped (the CPU build refuses Ray) once Ray was started: the first
+   cluster serves the change; the second is put back on the build it served, by its ID, with Ray removed again, and
    serves again.
 4. The re-run after the fix changes the second cluster only.
 
@@ -34,6 +35,8 @@ LATEST = "sparkinfer-lab-vllm:latest"
 NEW = "sparkinfer-lab-vllm:fleet-new"
 # The lab image with Qwen3MoeForCausalLM struck from vLLM's model registry: an image that lacks the model's class.
 NO_CLASS = "sparkinfer-lab-vllm:fleet-no-qwen3moe"
+# The second cluster's own name for its image: the lab image at first, then moved to the new build (step 3).
+MOVING = "sparkinfer-lab-vllm:fleet-b"
 REGISTRY = "/opt/vllm/lib/python3.11/site-packages/vllm/model_executor/models/registry.py"
 # What every cluster of the fleet serves: the lab's model on one node, without the lab's two-node recipe.
 FLEET_VARS = {
@@ -50,11 +53,8 @@ FLEET_VARS = {
     "vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1"},
     "vllm_serve_expect": {"architecture": "Qwen3MoeForCausalLM", "quantization": None},
 }
-# The second cluster's spec, changed to a context the KV cache (VLLM_CPU_KVCACHE_SPACE=1 GiB) cannot hold for one request.
-TOO_LONG_CONTEXT = {
-    "vllm_serve_max_model_len": 4194304,
-    "vllm_serve_extra_args": ["--hf-overrides", json.dumps({"max_position_embeddings": 8388608})],
-}
+# The second cluster's own variables: its nodes, its image's name.
+FLEET_B = {"sparkinfer_cluster_hosts": ["e2e-spark-2"], "vllm_image_name": MOVING}
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +68,20 @@ def fleet(tmp_path_factory):
     hosts = {"all": {"children": {"sparkinfer_nodes": {"children": {"lab_fleet": {"children": clusters}}}, "sparkinfer_head": {"hosts": dict.fromkeys(FLEET)}}}}
     (directory / "hosts.yml").write_text(yaml.safe_dump(hosts), encoding="utf-8")
     set_vars(directory, "lab_fleet", FLEET_VARS)
-    for host, group in FLEET.items():
-        set_vars(directory, group, {"sparkinfer_cluster_hosts": [host]})
+    set_vars(directory, "fleet_a", {"sparkinfer_cluster_hosts": ["e2e-spark-1"]})
+    set_vars(directory, "fleet_b", FLEET_B)
+    for host in FLEET:
         node(host).check_output(
             f"printf 'FROM {LATEST}\\nLABEL org.sparkinfer.lab=fleet-new\\n' | docker build -q -t {NEW} - && "
             f"printf 'FROM {LATEST}\\nRUN sed -i /Qwen3MoeForCausalLM.:/d {REGISTRY}\\n' | docker build -q -t {NO_CLASS} -"
         )
+    node("e2e-spark-2").check_output(f"docker tag {LATEST} {MOVING}")
     yield directory
     removed = timed("serve.yml", {"vllm_serve_state": "absent"}, inventory=str(directory / "hosts.yml"))
     for host in FLEET:
-        node(host).run(f"docker rmi {NEW} {NO_CLASS}")
-    (Path.home() / ".config" / "sparkinfer" / "e2e-spark-2-vllm-api-key").unlink(missing_ok=True)
+        node(host).run(f"docker rmi {NEW} {NO_CLASS} {MOVING}")
+    for kept in ("e2e-spark-2-vllm-api-key", "e2e-spark-2-ray-auth-token"):
+        (Path.home() / ".config" / "sparkinfer" / kept).unlink(missing_ok=True)
     assert removed.code == 0, removed.output[-3000:]
 
 
@@ -92,6 +95,10 @@ def fleet_run(fleet: Path, playbook: str) -> Run:
 
 def started_at(host: str) -> str:
     return node(host).check_output(f"docker inspect --format '{{{{.State.StartedAt}}}}' {CONTAINER}")
+
+
+def image_id(host: str, image: str) -> str:
+    return node(host).check_output(f"docker image inspect --format '{{{{.Id}}}}' {image}")
 
 
 def serving_image(host: str) -> str:
@@ -120,7 +127,7 @@ def test_fleet_1_one_site_run_serves_both_clusters_and_status_sums_up_the_fleet(
     assert run.code == 0, run.output[-3000:]
     for host in FLEET:
         assert f"Cluster of {host} (1 node): serving" in run.output, run.output[-3000:]
-        assert serving_image(host) == LATEST
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     assert "Fleet of 2 clusters - 2 serving, 0 degraded, 0 down" in run.output
     print(f"site.yml on the fleet: {run.seconds} s")
 
@@ -138,7 +145,7 @@ def test_fleet_2_a_rollout_to_an_image_without_the_models_class_stops_at_the_fir
     # The second cluster's batch never started.
     assert "[e2e-spark-2]" not in run.output.split("PLAY [Roll the change out", 1)[1], run.output[-3000:]
     assert {host: started_at(host) for host in FLEET} == before
-    assert {host: serving_image(host) for host in FLEET} == dict.fromkeys(FLEET, LATEST)
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     record("fleet: rollout to an image without the model's class", run.seconds, 120, "rollout.yml: vllm_image gate on the first cluster")
 
 
@@ -161,14 +168,17 @@ def test_fleet_2b_a_record_of_launches_a_node_wrote_more_into_stops_the_rollout_
     ) in " ".join(run.output.split()), run.output[-3000:]
     assert "PLAY [Remove the images" not in run.output
     assert {host: started_at(host) for host in FLEET} == before
-    assert {host: serving_image(host) for host in FLEET} == dict.fromkeys(FLEET, LATEST)
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     record("fleet: a record of launches tampered on a node", run.seconds, 120, "rollout.yml: refused at the read, nothing changed")
 
 
-def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_and_the_cluster_before_keeps_the_change(fleet):
+def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_on_the_build_it_served_and_the_cluster_before_keeps_the_change(fleet):
     set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW})
-    # The second cluster's head, as a Spark whose server leaves no room for a validation beside it.
-    set_vars(fleet, "fleet_b", {"sparkinfer_cluster_hosts": ["e2e-spark-2"], **TOO_LONG_CONTEXT, "sparkinfer_rollout_validate_min_available_gib": 1000})
+    # The second cluster: a new build under the name it serves, and the Ray executor; its head as a Spark whose server
+    # leaves no room for a validation beside it.
+    served_id, moved_id = image_id("e2e-spark-2", MOVING), image_id("e2e-spark-2", NEW)
+    node("e2e-spark-2").check_output(f"docker tag {NEW} {MOVING}")
+    set_vars(fleet, "fleet_b", {**FLEET_B, "vllm_serve_executor": "ray", "sparkinfer_rollout_validate_min_available_gib": 1000})
     before = started_at("e2e-spark-2")
     run = fleet_run(fleet, "rollout.yml")
     assert run.code == 2, run.output[-3000:]
@@ -181,25 +191,26 @@ def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_and_the_cluster_
     assert sorted(node("e2e-spark-1").check_output("docker ps -a --format '{{.Names}}'").split()) == [CONTAINER, "sparkinfer-vllm"]
     assert_rendezvous_guarded()
     assert serving_image("e2e-spark-1") == NEW
-    # The second, only after the first was done: no room to validate, said; its launch failed, classified with vLLM's estimate.
+    # The second, only after the first was done: no room to validate, said; Ray started, then vLLM's launch refused it.
     assert "e2e-spark-2 has " in run.output[validated.end() :]
     assert "less than the 1000.0 GiB a validation needs (sparkinfer_rollout_validate_min_available_gib): the change is not validated first" in run.output
-    assert "vLLM failed (kv_cache_insufficient)" in run.output, run.output[-3000:]
-    estimate = re.search(r"The KV cache holds at most ([0-9]+) tokens: set --max-model-len \1 or lower", run.output)
-    assert estimate, run.output[-3000:]
+    assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
     assert "The rollout stopped at the cluster of e2e-spark-2 (e2e-spark-2): serve failed on e2e-spark-2" in run.output
     assert (
-        f"It was put back on {LATEST} and the serve spec it had before, and serves again (gated and smoke-tested). "
-        "Changed and serving the change: e2e-spark-1. Not touched: none."
-    ) in run.output, run.output[-3000:]
-    # Put back: a new server of the spec before, serving.
+        f"It was put back on the build of {MOVING} it served before, {served_id[7:19]} (the name now stands for {moved_id[7:19]}) "
+        "and the serve spec it had before, and serves again (gated and smoke-tested). Changed and serving the change: e2e-spark-1. Not touched: none."
+    ) in " ".join(run.output.split()), run.output[-3000:]
+    # Put back: a new server on the build it served before, by its ID, with the mp executor and without the Ray the
+    # change started.
     assert started_at("e2e-spark-2") != before
-    assert serving_image("e2e-spark-2") == LATEST
-    args = json.loads(node("e2e-spark-2").check_output(f"docker inspect --format '{{{{json .Args}}}}' {CONTAINER}"))
-    assert args[args.index("--max-model-len") + 1] == "512"
+    assert serving_image("e2e-spark-2") == served_id
+    assert node("e2e-spark-2").check_output(f"docker inspect --format '{{{{.Image}}}}' {CONTAINER}") == served_id
+    assert "sparkinfer-ray" not in node("e2e-spark-2").check_output("docker ps -a --format '{{.Names}}'").split()
+    assert node("e2e-spark-2").run("iptables -S SPARKINFER-RAY").rc != 0
     assert (kept_inputs("e2e-spark-1")["current"]["vllm_serve_image"], kept_inputs("e2e-spark-1")["previous"]["vllm_serve_image"]) == (NEW, LATEST)
-    assert kept_inputs("e2e-spark-2")["current"]["vllm_serve_image"] == LATEST
-    record("fleet: a change failing after the stop, put back", run.seconds, 900, f"vllm_wait: kv_cache_insufficient (max {estimate.group(1)} tokens), restored")
+    kept = kept_inputs("e2e-spark-2")
+    assert (kept["current"]["vllm_serve_image"], kept["current"]["vllm_serve_executor"], kept["image_ids"]["current"]) == (served_id, "mp", served_id)
+    record("fleet: a change failing after the stop, put back", run.seconds, 900, "vllm_wait: bad_argument (Ray on the CPU build), restored by image ID")
 
 
 def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmarks_it_and_keeps_one_image_before(fleet):
@@ -209,7 +220,7 @@ def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmark
         fleet,
         "fleet_b",
         {
-            "sparkinfer_cluster_hosts": ["e2e-spark-2"],
+            **FLEET_B,
             "sparkinfer_rollout_validate_min_available_gib": 1000,
             "vllm_serve_bench_min_output_throughput": 0.01,
             "vllm_serve_bench_concurrencies": [1],
@@ -227,11 +238,13 @@ def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmark
     # Readable by the admin box's user only, as the API key.
     assert (stat.S_IMODE((benchmarks / "e2e-spark-2").stat().st_mode), stat.S_IMODE(kept[0].stat().st_mode)) == (0o700, 0o600)
     result = json.loads(kept[0].read_text(encoding="utf-8"))
-    assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, NEW, 2)
+    assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, MOVING, 2)
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (NEW, MOVING)
+    # The image served before stays for a rollback (vllm_serve_keep_images 1), by name or, where the rollback served it
+    # after its name moved on, by ID; the fleet never served the refused one.
+    assert kept_inputs("e2e-spark-1")["images"] == [NEW, LATEST]
+    assert kept_inputs("e2e-spark-2")["images"] == [MOVING, image_id("e2e-spark-2", LATEST)]
     for host in FLEET:
-        assert serving_image(host) == NEW
-        # The image served before stays for a rollback (vllm_serve_keep_images 1); the fleet never served the refused one.
-        assert kept_inputs(host)["images"] == [NEW, LATEST]
         assert node(host).run(f"docker image inspect {LATEST}").rc == 0
     status = fleet_run(fleet, "status.yml")
     assert "Fleet of 2 clusters - 2 serving, 0 degraded, 0 down" in status.output, status.output[-3000:]

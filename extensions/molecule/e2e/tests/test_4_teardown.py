@@ -2,7 +2,45 @@
 
 from __future__ import annotations
 
-from chain_lab import PLAYBOOKS, node, run_playbook
+import shlex
+
+from chain_lab import PLAYBOOKS, api_key, node, pair, record, run_playbook, timed
+
+# What a user of the head could run once vLLM is down: a server on the API's port that keeps every Authorization header.
+EAVESDROPPER = """
+import http.server
+class Heard(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open("/tmp/heard", "a") as heard:
+            heard.write(f"{self.path} {self.headers.get('Authorization')}\\n")
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+http.server.HTTPServer(("ADDRESS", 8000), Heard).serve_forever()
+"""
+
+
+def test_with_vllm_down_the_doctor_sends_the_key_to_no_other_listener_on_its_port():
+    head = node(pair().head)
+    head.check_output("docker stop sparkinfer-vllm")
+    script = EAVESDROPPER.replace("ADDRESS", pair().head_ip)
+    head.check_output(f"rm -f /tmp/heard; setsid nohup python3 -c {shlex.quote(script)} >/dev/null 2>&1 &")
+    try:
+        head.check_output(
+            "for i in $(seq 50); do python3 -c 'import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=2)' "
+            f"http://{pair().head_ip}:8000/ready && exit 0; sleep 0.2; done; exit 1"
+        )
+        run = timed("doctor.yml")
+        heard = head.run("cat /tmp/heard").stdout
+    finally:
+        head.run("pkill -f Heard")
+    assert run.code == 2, run.output[-3000:]
+    assert "the vLLM rank is exited" in run.output, run.output[-3000:]
+    assert "not asked: sparkinfer-vllm is not running, and the API key goes to no other listener on port 8000" in " ".join(run.output.split())
+    assert heard.splitlines() == ["/ready None"], heard
+    assert api_key() not in heard
+    record("doctor.yml with vLLM down and a listener on its port", run.seconds, 90, "doctor: rank down, key not sent")
 
 
 def test_teardown_removes_vllm_and_keeps_image_and_model():

@@ -108,10 +108,11 @@ def test_options_needs_the_key_but_a_cors_preflight_is_answered_by_vllm_s_cors_s
     # vLLM 0.32 answers OPTIONS /metrics like GET, with every metric: the guard refuses it without the key.
     status, body = http_status(follower, "/metrics", None, method="OPTIONS")
     assert (status, body.strip()) == (401, '{"error": "Unauthorized"}')
-    # A browser's preflight carries no key: vLLM's CORS middleware answers it (--allowed-origins, * by default), no route.
+    # A browser's preflight carries no key: it passes the guard and vLLM's CORS middleware answers it, by vLLM's
+    # --allowed-origins (none in vLLM 0.32 unless given), never a route.
     preflight = {"Origin": "http://app.example", "Access-Control-Request-Method": "GET"}
     status, body = http_status(follower, "/metrics", None, method="OPTIONS", headers=preflight)
-    assert (status, body.strip()) == (200, "OK")
+    assert (status, body.strip()) == (400, "Disallowed CORS origin")
 
 
 def test_the_health_probe_answers_without_the_key():

@@ -234,6 +234,36 @@ def test_a_new_image_under_the_inventorys_name_and_rays_jump_removed_are_each_na
     )
 
 
+def test_ray_s_ports_open_over_ipv6_alone_are_named_by_family():
+    # The chain and its jump are in iptables, not in ip6tables: Ray's ports answer over IPv6.
+    found = only(judged(head__ray__firewall_guards=False, head__ray__firewall_open=["ip6tables"]))
+    assert (found["what"], found["evidence"]) == (
+        "Ray's ports are open to every network",
+        "INPUT of ip6tables sends nothing to the chain SPARKINFER-RAY, which lets only the cluster's nodes reach Ray",
+    )
+
+
+def test_the_mp_rendezvous_port_open_is_an_error_and_serve_yml_the_fix():
+    found = only(
+        judged(
+            head__vllm__firewall_wanted=True,
+            head__vllm__firewall_chain="SPARKINFER-VLLM",
+            head__vllm__firewall_guards=False,
+            head__vllm__firewall_open=["iptables", "ip6tables"],
+        )
+    )
+    assert (found["severity"], found["node"], found["what"], found["fix"]) == (
+        "error",
+        HEAD,
+        "the mp rendezvous port is open to every network",
+        "run serve.yml: its firewall phase puts the chain and its jump back",
+    )
+    assert found["evidence"].startswith("INPUT of iptables and ip6tables sends nothing to the chain SPARKINFER-VLLM")
+    # Guarded, not read, or not wanted (one node, the Ray executor): nothing to say.
+    for guards, wanted in ((True, True), (None, True), (False, False)):
+        assert problems(judged(head__vllm__firewall_wanted=wanted, head__vllm__firewall_guards=guards)) == []
+
+
 def test_ray_rules_a_node_without_raylet_or_not_alive_and_no_ray_when_not_asked_for():
     assert only(judged(worker__ray__raylet_node_id="", worker__ray__raylet_problem="no raylet process"))["evidence"] == "no raylet process"
     gone = only(judged(worker__ray__raylet_node_id="d7369bc8" + "0" * 48))

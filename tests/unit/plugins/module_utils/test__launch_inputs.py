@@ -24,10 +24,21 @@ def captured_inputs() -> dict:
     return reading["vllm"]["inputs"]["current"]
 
 
+# The lab image's ID and an earlier build's, as docker image inspect named them on a lab machine.
+LATEST_ID = "sha256:d97ded2a098ea39cd588b3342ee732d0602ce5577b74ac8d7e5b3335e40cd5ca"
+BEFORE_ID = "sha256:fb88bcaadb81b88a787cb559ee3008db15f972ef11fe33d3c527532236956c6c"
+NO_IDS = {"current": "", "previous": ""}
+
+
 def record() -> dict:
     current = captured_inputs()
     previous = {**current, "vllm_serve_image": "sparkinfer-lab-vllm:before", "vllm_serve_max_model_len": 512}
-    return {"current": current, "previous": previous, "images": ["sparkinfer-lab-vllm:latest", "sparkinfer-lab-vllm:before"]}
+    return {
+        "current": current,
+        "previous": previous,
+        "images": ["sparkinfer-lab-vllm:latest", "sparkinfer-lab-vllm:before"],
+        "image_ids": {"current": LATEST_ID, "previous": BEFORE_ID},
+    }
 
 
 def test_the_inputs_are_the_ones_the_role_writes_and_the_rollout_sets_back():
@@ -37,7 +48,8 @@ def test_the_inputs_are_the_ones_the_role_writes_and_the_rollout_sets_back():
     tasks = [task for play in rollout for task in play.get("tasks", []) for task in [task, *task.get("block", [])]]
     set_back = next(task for task in tasks if task.get("name") == "Set the variables back to what shaped the launch before")
     assert list(set_back["ansible.builtin.set_fact"]) == list(LAUNCH_INPUTS)
-    assert set_back["ansible.builtin.set_fact"]["vllm_serve_image"] == "{{ __rollout_restore['vllm_serve_image'] }}"
+    # The image by the build it served (its ID) when the name moved on: settled by the task before.
+    assert set_back["ansible.builtin.set_fact"]["vllm_serve_image"] == "{{ __rollout_restore_image }}"
 
 
 def test_a_record_the_role_wrote_is_kept_whole():
@@ -48,7 +60,29 @@ def test_a_record_the_role_wrote_is_kept_whole():
 
 @pytest.mark.parametrize("nothing", [None, {}, "", "  \n"])
 def test_no_record_is_empty_and_refuses_nothing(nothing):
-    assert checked_launch_record(nothing) == {"current": {}, "previous": {}, "images": [], "refused": []}
+    assert checked_launch_record(nothing) == {"current": {}, "previous": {}, "images": [], "image_ids": NO_IDS, "refused": []}
+
+
+def test_a_record_written_before_the_ids_were_kept_has_none():
+    older = record()
+    del older["image_ids"]
+    assert checked_launch_record(older) == {**older, "image_ids": NO_IDS, "refused": []}
+
+
+@pytest.mark.parametrize(
+    ("image_ids", "why"),
+    [
+        ({"current": "sha256:d97ded2a098e"}, "image_ids.current (must be an image ID, sha256: and 64 hexadecimal digits)"),
+        ({"current": LATEST_ID + "; rm -rf /"}, "image_ids.current (must be an image ID, sha256: and 64 hexadecimal digits)"),
+        ({"next": LATEST_ID}, "image_ids.next (not a part of the record the collection writes)"),
+        ([LATEST_ID], "image_ids is a list, not a dictionary"),
+    ],
+)
+def test_an_image_id_that_is_not_one_is_refused(image_ids, why):
+    tampered = {**record(), "image_ids": image_ids}
+    kept = checked_launch_record(tampered)
+    assert kept["refused"] == [why]
+    assert kept["image_ids"]["previous"] in ("", BEFORE_ID)
 
 
 def test_a_name_the_collection_never_writes_is_refused_and_dropped_without_its_value():
