@@ -4,8 +4,8 @@
 # Ray and vLLM at once starve Ray's startup ("The current node timed out during startup"). Each scenario's output
 # goes to its own log; the wall time of each is printed, and a failed one's log tail, then the
 # drills' seconds to detection. Exit status: non-zero when any scenario failed.
-# With --with-integration, `make integration` (a real vLLM on this host) runs after lane B, the one
-# that ends first, instead of after both lanes: the suite's wall time loses its ~100 s.
+# With --with-integration, `make integration` (a real vLLM on this host) runs after lane A, the one
+# that ends first, instead of after both lanes: the suite's wall time loses its ~60-100 s.
 set -uo pipefail
 with_integration=false
 if [ "${1:-}" = --with-integration ]; then
@@ -19,11 +19,11 @@ cd "$repo" || exit 1
 logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
 mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
-# The longest first in each lane, so the lanes end close together: estimated (s) on a 2-core machine from the last
-# measured run and the fleet's own seconds, e2e 1580 (with the fleet) and vllm_image 330, against ray_cluster 595,
-# vllm_serve 699, nccl_network 314, gb10_host 137 and integration 83 after them.
-lane_a=(e2e vllm_image)
-lane_b=(ray_cluster vllm_serve nccl_network gb10_host)
+# The longest first in each lane, so the lanes end close together: as measured on a clean clone at 251706a (s, 2
+# cores), e2e 1702 and integration 62 after it (1764), against ray_cluster 596, vllm_serve 537, nccl_network 352,
+# vllm_image 194 and gb10_host 97 (1776). With vllm_image after e2e the lanes ended at 1896 and 1706.
+lane_a=(e2e)
+lane_b=(ray_cluster vllm_serve nccl_network vllm_image gb10_host)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
 if [ "$listed" != "$all" ]; then
   echo "molecule-all: the lanes ($(echo "$listed" | paste -sd' ')) are not the scenarios ($(echo "$all" | paste -sd' '))" >&2
@@ -102,11 +102,11 @@ rm -f "$drill_report"
 # /proc/stat): near 100 % means only less work shortens the suite, not more lanes.
 cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 read -r busy_before all_before < <(cpu_ticks)
+if $with_integration; then
+  lane_a+=(integration)
+fi
 run_lane "${lane_a[@]}" &
 lane_a_pid=$!
-if $with_integration; then
-  lane_b+=(integration)
-fi
 run_lane "${lane_b[@]}"
 wait "$lane_a_pid"
 read -r busy_after all_after < <(cpu_ticks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -99,19 +100,42 @@ def test_netplan_applied_each_twin_holds_its_fabric_address_alone(host):
         assert ipv4_held(host, twin) == [address.partition("/")[0]], twin
 
 
-def test_an_address_added_by_hand_beside_the_fabric_address_fails_the_run_naming_it():
+def test_an_address_added_by_hand_beside_the_fabric_address_fails_the_run_naming_it_and_the_netplan_written_is_put_back():
     head = node("nccl-spark-1")
-    head.check_output(f"ip addr add 192.168.180.99/24 dev {TWINS[0]}")
+    before = head.file(NETPLAN_FILE).content_string
+    # networkd drops addresses it did not set when netplan applies, unless a drop-in tells it to keep them (as a setup
+    # script of its own may leave): then an address added by hand stays beside the fabric address.
+    keep = f"/etc/systemd/network/10-netplan-{TWINS[0]}.network.d/lab-keep.conf"
+    head.check_output(
+        f"rm -f {NETPLAN_FILE}.*~ && mkdir -p {keep.rpartition('/')[0]} && printf '[Network]\\nKeepConfiguration=static\\n' > {keep}"
+        f" && ip addr add 10.99.99.99/24 dev {TWINS[0]}"
+    )
     try:
-        code, output = run_role(SCENARIO, {"nccl_network_settle_timeout": 4}, limit="nccl-spark-1")
+        # New fabric addresses: the run writes and applies a netplan, which then does not settle; with the ping off, the
+        # settle check alone puts it back.
+        code, output = run_role(
+            SCENARIO,
+            {"nccl_network_settle_timeout": 4, "nccl_network_ping_enabled": False, "nccl_network_fabric_addresses": ["192.168.180.21/24", "192.168.181.21/24"]},
+            limit="nccl-spark-1",
+        )
+        backups = head.check_output(f"ls {NETPLAN_FILE}.*~").split()
     finally:
-        head.check_output(f"ip addr del 192.168.180.99/24 dev {TWINS[0]}")
+        head.run(
+            f"rm -f {keep} {NETPLAN_FILE}.*~; ip addr del 10.99.99.99/24 dev {TWINS[0]}; ip addr del 192.168.180.21/24 dev {TWINS[0]}; timeout 60 netplan apply"
+        )
     assert code == 2, output[-2000:]
-    assert (
-        f"{TWINS[0]} on nccl-spark-1 holds 192.168.180.11, 192.168.180.99, where the fabric netplan gives 192.168.180.11/24 alone, "
-        "still after 4 s (nccl_network_settle_timeout)"
-    ) in output, output[-2000:]
+    held = re.search(rf"{TWINS[0]} on nccl-spark-1 holds ([0-9., ]+), where the fabric netplan gives 192.168.180.21/24 alone, still after 4 s", output)
+    assert held, output[-2000:]
+    assert "10.99.99.99" in held.group(1).split(", ")
     assert f"ip addr del ADDRESS dev {TWINS[0]}." in output, output[-2000:]
+    assert len(backups) == 1, backups
+    assert (
+        f"The netplan files this run wrote were put back as they were ({NETPLAN_FILE} from {backups[0]}), and netplan apply restored the previous network."
+    ) in output, output[-2000:]
+    assert head.file(NETPLAN_FILE).content_string == before
+    for twin, address in zip(TWINS, NETPLAN_ADDRESSES["nccl-spark-1"], strict=True):
+        wait_until(lambda twin=twin, address=address: ipv4_held(head, twin) == [address.partition("/")[0]])
+        assert ipv4_held(head, twin) == [address.partition("/")[0]], twin
 
 
 def test_nvidias_netplan_gave_up_the_twins_and_is_kept_as_it_was_beside_itself(host):
