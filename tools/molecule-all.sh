@@ -19,9 +19,9 @@ cd "$repo" || exit 1
 logs=${SPARKINFER_MOLECULE_LOGS:-$repo/.cache/molecule-logs}
 mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
-# The longest first in each lane, so the lanes end close together: as measured on a clean clone at 251706a (s, 2
-# cores), e2e 1702 and integration 62 after it (1764), against ray_cluster 596, vllm_serve 537, nccl_network 352,
-# vllm_image 194 and gb10_host 97 (1776). With vllm_image after e2e the lanes ended at 1896 and 1706.
+# The longest first in each lane, so the lanes end close together: as measured on a clean clone at d215b47 (s, 2
+# cores), e2e 1760 and integration 55 after it (1815), against ray_cluster 575, vllm_serve 546, nccl_network 366,
+# vllm_image 275 and gb10_host 93 (1855). With vllm_image after e2e (251706a) the lanes ended at 1896 and 1706.
 lane_a=(e2e)
 lane_b=(ray_cluster vllm_serve nccl_network vllm_image gb10_host)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
@@ -105,10 +105,13 @@ read -r busy_before all_before < <(cpu_ticks)
 if $with_integration; then
   lane_a+=(integration)
 fi
+# Each lane in a subshell of its own: `times` there counts only its own scenarios. Run in this shell, lane B's count
+# would take in lane A's whole CPU once bash reaps lane A's subshell (577 CPU-s for gb10_host at d215b47).
 run_lane "${lane_a[@]}" &
 lane_a_pid=$!
-run_lane "${lane_b[@]}"
-wait "$lane_a_pid"
+run_lane "${lane_b[@]}" &
+lane_b_pid=$!
+wait "$lane_a_pid" "$lane_b_pid"
 read -r busy_after all_after < <(cpu_ticks)
 
 failed=0
