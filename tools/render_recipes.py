@@ -34,8 +34,10 @@ that says why. The filter `sparkinfer.cluster.vllm_recipe` returns a recipe by n
 
 Download the model to that directory on the head (for example
 `hf download Qwen/Qwen3.5-122B-A10B-FP8 --local-dir /opt/sparkinfer/models/Qwen3.5-122B-A10B-FP8`); vllm_image copies it to the
-other nodes. No recipe pins an image digest, since none is published with the sources: pin the digest you tested
-(`vllm_image_name: name:tag@sha256:...`).
+other nodes. No recipe pins an image digest, since none is published with the sources: pin the build you tested with
+`vllm_image_digest: sha256:...` (or `digest:` under a recipe's `image:`, with its source). vllm_image's gate reports the
+registry digest of the image it serves, and with a pin refuses any other build behind the tag (one the tag moved to, or one
+built or loaded without a registry), naming the pull that fetches the pinned one.
 """
 
 

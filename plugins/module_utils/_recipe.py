@@ -8,8 +8,9 @@
 A recipe (``recipes/<name>.yml`` in the collection) says:
 
 - ``model``: the model's id (its Hugging Face repository), whose last part names its directory on the nodes;
-- ``image``: the image to serve it with (``name``, with its digest where a public image is meant) and
-  ``min_vllm_version``, the first vLLM release with the model's class;
+- ``image``: the image to serve it with (``name``, as name:tag), ``min_vllm_version``, the first vLLM release with the
+  model's class, and optionally ``digest``, the registry digest of the build it was tested with (vllm_image's gate then
+  refuses any other build behind the tag);
 - ``nodes``: how many Sparks it is served on (tensor x pipeline parallel size: one GB10 each);
 - ``serve``: the serve spec (keys of the vllm_serve_argv spec, plus ``env_profile`` and ``extra_env``);
 - ``expect``: what vLLM's log must then show (keys of vllm_wait's expect: architecture, quantization ...);
@@ -26,19 +27,21 @@ import re
 from typing import Any, Mapping, Sequence
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import MemoryPlanError, memory_plan_message, plan_memory
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import DIGEST_PATTERN
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ENV_PROFILES, ServeSpecError, validate_spec
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE
 
 RECIPE_KEYS = ("name", "description", "model", "image", "nodes", "weights_bytes", "serve", "expect", "sources")
-IMAGE_KEYS = ("name", "min_vllm_version")
+IMAGE_KEYS = ("name", "min_vllm_version", "digest")
 # Serve settings the role decides, not the recipe: where the model lies, where the API listens, its key and TLS, the executor.
 ROLE_OWNED_SPEC_KEYS = ("model", "host", "port", "ssl_certfile", "ssl_keyfile", "api_key", "distributed_executor_backend")
 # Settings of a recipe's serve section that are not vLLM flags: how the image's entrypoint reads the spec, and its environment.
 SERVE_ROLE_KEYS = ("env_profile", "extra_env")
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 VERSION_PATTERN = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
-# [registry[:port]/]repository[:tag][@sha256:digest], lower-case repository as Docker requires.
-IMAGE_PATTERN = re.compile(r"^([a-z0-9.-]+(:[0-9]+)?/)?[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$")
+# [registry[:port]/]repository[:tag], lower-case repository as Docker requires. No @digest: an image loaded on another
+# node has no registry digest to be found by, so a pin is image.digest, which the gate checks on the source node.
+IMAGE_PATTERN = re.compile(r"^([a-z0-9.-]+(:[0-9]+)?/)?[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
 MODEL_PATTERN = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A DGX Spark at best, all of its memory free: MemTotal 127601452 KiB (121.69 GiB; SPARK_FACTS §2.1). A recipe that does not fit
@@ -137,7 +140,9 @@ def check_recipe(name: str, recipe: Any) -> dict[str, Any]:
     _text(f"recipe {name}: description", recipe["description"])
     _text(f"recipe {name}: model", recipe["model"], MODEL_PATTERN, "a model id such as Qwen/Qwen3.5-122B-A10B-FP8")
     image = _mapping(f"recipe {name}: image", recipe["image"], IMAGE_KEYS)
-    _text(f"recipe {name}: image.name", image.get("name"), IMAGE_PATTERN, "an image reference (name:tag, optionally @sha256:digest)")
+    _text(f"recipe {name}: image.name", image.get("name"), IMAGE_PATTERN, "an image reference (name:tag; a pin is image.digest)")
+    if "digest" in image:
+        _text(f"recipe {name}: image.digest", image["digest"], DIGEST_PATTERN, "a registry digest, sha256: and 64 hexadecimal digits")
     _text(f"recipe {name}: image.min_vllm_version", image.get("min_vllm_version"), VERSION_PATTERN, "a release such as 0.17.0")
     if not _is_int(recipe["nodes"], 1):
         raise RecipeError(f"recipe {name}: nodes must be an integer >= 1, got {recipe['nodes']!r}")

@@ -406,6 +406,38 @@ def multinode_mp_problem(image_name: str, image: dict[str, Any]) -> str | None:
     )
 
 
+# A registry digest as Docker prints it and a pin gives it: the image index's or manifest's sha256.
+DIGEST_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def registry_digests(repo_digests: list[str]) -> list[str]:
+    """The digests (sha256:...) of the image's REPOSITORY@DIGEST entries (docker image inspect's RepoDigests)."""
+    return sorted({entry.rpartition("@")[2] for entry in repo_digests if "@" in entry})
+
+
+def digest_problem(image_name: str, image: dict[str, Any], digest: str) -> str | None:
+    """Why the image is not the build a digest pins, or None.
+
+    The pin holds when one of the image's registry digests is the digest: a tag that has moved to another build, or an
+    image that came without a registry (built here, or loaded on an engine with the classic image store), fails it.
+    """
+    digests = registry_digests(image.get("repo_digests") or [])
+    if digest in digests:
+        return None
+    repository = image_name.rpartition(":")[0] if ":" in image_name.rpartition("/")[2] else image_name
+    fix = (
+        f"pull the pinned build on the source node (docker pull {repository}@{digest}, then docker tag {repository}@{digest} "
+        f"{image_name}), or pin the digest of the build you tested."
+    )
+    if not digests:
+        return (
+            f"{image_name} ({image.get('id')}) has no registry digest, so it is not the build pinned as {digest}: an image "
+            f"built on the node, or loaded from an archive on an engine with the classic image store, carries none. To serve the pinned build, {fix}"
+        )
+    moved = f"its registry digest is {', '.join(digests)} (its tag moved to another build)"
+    return f"{image_name} is not the build pinned as {digest}: {moved}. To serve the pinned build, {fix}"
+
+
 def vllm_version_problem(image_name: str, image: dict[str, Any], minimum: str) -> str | None:
     """Why the image's vLLM is older than the first release the deployment accepts, or None (also when its version is unknown).
 

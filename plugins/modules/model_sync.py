@@ -11,14 +11,18 @@ short_description: Push a model directory to another node with rsync over SSH, s
 version_added: 0.1.0
 description:
   - Runs on the node that holds the model (delegate the task to it) and pushes O(src) to O(dest) on O(dest_host) with
-    C(rsync -a) over the SSH command O(ssh_argv). A dry run first asks rsync which files the other node lacks or holds
-    otherwise (another size or modification time; with O(checksum), other content) and which it holds that this node
-    does not; rsync copies only when a file differs, so C(changed) says exactly whether a file was sent, and in check
-    mode the dry run says what would be.
+    C(rsync -rt --copy-links) over the SSH command O(ssh_argv), sending files and directories with their modification
+    times, each link replaced by what it points to (a Hugging Face cache snapshot's links to its blobs arrive as the
+    files).
+  - Owners, groups, permissions and device files are not sent. The other node's account owns what it receives, with
+    its own default modes, and its forced command can refuse every option that would set more.
+  - A dry run first asks rsync which files the other node lacks or holds otherwise (another size or modification
+    time; with O(checksum), other content) and which it holds that this node does not; rsync copies only when a file
+    differs, so C(changed) says exactly whether a file was sent, and in check mode the dry run says what would be.
   - Names only the other node holds are someone's (RV(extra)); vLLM may still load them (an extra C(*.safetensors) is read
     as weights). With O(delete_extra) they are deleted; otherwise they are reported and left alone.
-  - An attribute that differs with nothing to send (a directory's time, permissions, an owner) is not a reason to
-    copy. It is not the model's content, and setting it would re-own a directory the other node had before.
+  - An attribute that differs with nothing to send (a directory's time) is not a reason to copy, as it is not the
+    model's content.
   - After a copy a second dry run must find nothing left to send, or the module fails saying so.
   - rsync runs under C(timeout(1)), stopped after O(timeout) seconds; a failure gives rsync's own message and exit
     status.
@@ -70,7 +74,7 @@ options:
     default: 3600
 notes:
   - The other node's side of a restricted key must let rsync's receiving side run with C(-n) and C(--log-format=%i)
-    (the dry run and its itemized changes) besides C(-a), C(--checksum) and C(--delete).
+    (the dry run and its itemized changes) besides C(-r), C(-t), C(--checksum) and C(--delete).
 seealso:
   - name: rsync
     description: The C(--itemize-changes) output the module reads.
@@ -127,6 +131,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import bounded_argv, run_bounded, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._rsync_itemize import PushPlan, read_itemized
 
+# What the receiving node's forced command (roles/vllm_image/files/sparkinfer-transfer) lets through, and no more.
+_PUSH_OPTIONS = ("-rt", "--copy-links")
+
 
 class ModelSync:
     def __init__(self, module: AnsibleModule, clock: Callable[[], float]) -> None:
@@ -145,7 +152,7 @@ class ModelSync:
         self.cmd: list[str] = []
 
     def rsync_run(self, options: list[str]) -> PushPlan:
-        argv = [self.rsync, "-a", "--itemize-changes", *self.compare, *options, "-e", " ".join(self.module.params["ssh_argv"]), *self.ends]
+        argv = [self.rsync, *_PUSH_OPTIONS, "--itemize-changes", *self.compare, *options, "-e", " ".join(self.module.params["ssh_argv"]), *self.ends]
         seconds = self.module.params["timeout"]
         rc, out, err, stopped = run_bounded(self.module.run_command, self.timeout_path, seconds, argv, self.clock, environ_update={"LC_ALL": "C"})
         self.cmd = bounded_argv(self.timeout_path, seconds, argv)

@@ -96,6 +96,13 @@ options:
         its model's class). The module fails when the image's vLLM is older, by its release numbers (C(0.17.0rc1)
         passes C(0.17.0)). An unknown version passes.
     type: str
+  require_digest:
+    description:
+      - The registry digest (C(sha256:...)) of the build the image must be, as C(docker image inspect)'s C(RepoDigests)
+        or the registry give it. The module fails when none of the image's registry digests is this one (its tag moved
+        to another build, or it was built or loaded without a registry), naming the digests it has and the pull that
+        fetches the pinned build. Read from C(docker image inspect) alone, in check mode too. Unset checks nothing.
+    type: str
   require_rdma:
     description:
       - Fail when the image lacks the RDMA user-space libraries NCCL needs for RoCE on a ConnectX-7 (C(libibverbs.so.1)
@@ -157,10 +164,12 @@ vllm_image:
       elements: str
       sample: [sparkinfer-lab-vllm:latest]
     repo_digests:
-      description: The image's registry digests (empty for an image built or loaded locally).
+      description:
+        - The image's registry digests as C(REPOSITORY@sha256:...) (empty for an image built, or loaded from an archive,
+          on an engine with the classic image store). What O(require_digest) pins.
       type: list
       elements: str
-      sample: []
+      sample: [nvcr.io/nvidia/vllm@sha256:4413e0f21f0799d715a0d7b487ff9a0fdeba529243a45251c5abd1a6ef220e6a]
     size_bytes:
       description: The image's size.
       type: int
@@ -273,10 +282,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import run_bounded, timeout_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
+    DIGEST_PATTERN,
     PROBE_SCRIPT,
     VllmImageError,
     architecture_gate_message,
     cuda_problem,
+    digest_problem,
     missing_architectures,
     multinode_mp_problem,
     parse_image_inspect,
@@ -413,6 +424,10 @@ class VllmImageInfo:
             return
         facts = {"present": True, **image}
         name = self.params["image"]
+        if self.params["require_digest"]:
+            problem = digest_problem(name, facts, self.params["require_digest"])
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
         if self.params["require_architecture"]:
             problem = platform_problem(name, facts, self.params["require_architecture"])
             if problem:
@@ -462,6 +477,7 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
             "require_ray": {"type": "bool", "default": False},
             "require_multinode_mp": {"type": "bool", "default": False},
             "require_vllm_version": {"type": "str"},
+            "require_digest": {"type": "str"},
             "require_rdma": {"type": "bool", "default": False},
             "require_architecture": {"type": "str"},
             "require_cuda_capability": {"type": "str"},
@@ -474,6 +490,9 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
     capability = module.params["require_cuda_capability"]
     if capability and not re.match(r"^\d+\.\d$", capability):
         module.fail_json(msg=f"require_cuda_capability is {capability!r}; give the GPU's compute capability as MAJOR.MINOR, such as 12.1")
+    digest = module.params["require_digest"]
+    if digest and not DIGEST_PATTERN.match(digest):
+        module.fail_json(msg=f"require_digest is {digest!r}; give a registry digest as sha256: and 64 hexadecimal digits")
     try:
         VllmImageInfo(module, clock, new_probe_name).main()
     except VllmImageError as exc:

@@ -1,8 +1,9 @@
 """The transfer key's forced command (roles/vllm_image/files/sparkinfer-transfer): docker load or rsync into the model only.
 
 The rsync command lines are what rsync 3.2.7 (the lab node image's, as on Ubuntu 24.04) sends to the receiving side
-for `rsync -a [--checksum] [--dry-run --itemize-changes] [--delete] SRC/ HOST:DIR/` (model_sync's dry run and copy) and
-for a pull `HOST:FILE DEST`, captured with an -e program that printed its arguments.
+for `rsync -rt --copy-links --itemize-changes [--checksum] [--dry-run] [--delete] SRC/ HOST:DIR/` (model_sync's dry
+run and copy), for the same push with -a, -l, -p, -o or -D, and for a pull `HOST:FILE DEST`, captured with an -e
+program that printed its arguments.
 """
 
 from __future__ import annotations
@@ -35,15 +36,14 @@ def forced(fake_bin: Path, requested: str, *args: str) -> subprocess.CompletedPr
 @pytest.mark.parametrize(
     "requested",
     [
-        f"rsync --server -logDtpre.iLsfxCIvu . {MODEL}/",
-        f"rsync --server -logDtpre.iLsfxCIvu --delete . {MODEL}/",
-        f"rsync --server -logDtprce.iLsfxCIvu . {MODEL}/",
-        f"rsync --server -logDtprce.iLsfxCIvu --delete . {MODEL}/",
-        f"rsync --server -nlogDtpre.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
-        f"rsync --server -nlogDtprce.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
-        f"rsync --server -logDtpre.iLsfxCIvu --log-format=%i . {MODEL}/",
+        f"rsync --server -tre.iLsfxCIvu --log-format=%i . {MODEL}/",
+        f"rsync --server -tre.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
+        f"rsync --server -trce.iLsfxCIvu --log-format=%i . {MODEL}/",
+        f"rsync --server -trce.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
+        f"rsync --server -ntre.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
+        f"rsync --server -ntrce.iLsfxCIvu --log-format=%i --delete . {MODEL}/",
     ],
-    ids=["archive", "delete", "checksum", "checksum-delete", "dry-run-itemized-delete", "dry-run-checksum", "itemized"],
+    ids=["copy", "delete", "checksum", "checksum-delete", "dry-run-delete", "dry-run-checksum-delete"],
 )
 def test_rsync_into_the_model_directory_runs_as_asked(fake_bin, requested):
     run = forced(fake_bin, requested, MODEL)
@@ -55,7 +55,7 @@ def test_docker_load_runs(fake_bin):
     assert (run.returncode, run.stdout) == (0, "ran docker load\n")
 
 
-OPTIONS = "options other than -a, --checksum, --dry-run, --itemize-changes and --delete"
+OPTIONS = "options other than -r, -t, --checksum, --dry-run, --itemize-changes and --delete"
 
 
 @pytest.mark.parametrize(
@@ -65,14 +65,20 @@ OPTIONS = "options other than -a, --checksum, --dry-run, --itemize-changes and -
         ("docker load; id", "not rsync's receiving side"),
         ("docker load && touch /tmp/x", "not rsync's receiving side"),
         ("", "not rsync's receiving side"),
-        ("rsync --server --sender -logDtpre.iLsfxCIvu . /etc/hostname", OPTIONS),
-        (f"rsync --server -slogDtpre.iLsfxCIvu . {MODEL}/", OPTIONS),
-        (f"rsync --server -logDtpre.iLsfxCIvu --log-file=/tmp/x . {MODEL}/", OPTIONS),
-        (f"rsync --server -logDtpre.iLsfxCIvu --log-format=%i --log-file=/tmp/x . {MODEL}/", OPTIONS),
-        (f"rsync --server -logDtpre.iLsfxCIvu --log-format=%n%L . {MODEL}/", OPTIONS),
-        ("rsync --server -logDtpre.iLsfxCIvu . /root/.ssh/", "a destination other than"),
-        (f"rsync --server -logDtpre.iLsfxCIvu . {MODEL}/ ; id", OPTIONS),
-        (f"rsync --server -logDtpre.iLsfxCIvu --delete --delete --delete . {MODEL}/", "not rsync's receiving side"),
+        ("rsync --server --sender -tre.iLsfxCIvu . /etc/hostname", OPTIONS),
+        # -a, and each of its options that would make a link, set an owner or a permission, or make a device file.
+        (f"rsync --server -logDtpre.iLsfxCIvu --log-format=%i . {MODEL}/", OPTIONS),
+        (f"rsync --server -ltre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -tpre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -otre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -Dtre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -stre.iLsfxCIvu . {MODEL}/", OPTIONS),
+        (f"rsync --server -tre.iLsfxCIvu --log-file=/tmp/x . {MODEL}/", OPTIONS),
+        (f"rsync --server -tre.iLsfxCIvu --log-format=%i --log-file=/tmp/x . {MODEL}/", OPTIONS),
+        (f"rsync --server -tre.iLsfxCIvu --log-format=%n%L . {MODEL}/", OPTIONS),
+        ("rsync --server -tre.iLsfxCIvu . /root/.ssh/", "a destination other than"),
+        (f"rsync --server -tre.iLsfxCIvu . {MODEL}/ ; id", OPTIONS),
+        (f"rsync --server -tre.iLsfxCIvu --delete --delete --delete . {MODEL}/", "not rsync's receiving side"),
     ],
 )
 def test_anything_else_is_refused_and_nothing_runs(fake_bin, requested, why):
@@ -84,7 +90,7 @@ def test_anything_else_is_refused_and_nothing_runs(fake_bin, requested, why):
 
 
 def test_without_a_model_directory_only_docker_load_runs(fake_bin):
-    run = forced(fake_bin, f"rsync --server -logDtpre.iLsfxCIvu . {MODEL}/")
+    run = forced(fake_bin, f"rsync --server -tre.iLsfxCIvu . {MODEL}/")
     assert run.returncode == 1
     assert "no model directory" in run.stderr
     assert forced(fake_bin, "docker load").returncode == 0

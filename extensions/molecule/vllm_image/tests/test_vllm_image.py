@@ -69,10 +69,15 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
         assert refused.rc == 1, refused
         assert f"sparkinfer-transfer: refused '{command}'" in refused.stderr, refused.stderr
     # rsync reading from the receiving node, or writing outside the model directory.
-    pulled = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} sparkops@{RECEIVER_ADDRESS}:/etc/hostname /tmp/sparkinfer-pulled")
+    options = "options other than -r, -t, --checksum, --dry-run, --itemize-changes and --delete"
+    pulled = source.run(f"rsync -rt -e {shlex.quote(TRANSFER_SSH)} sparkops@{RECEIVER_ADDRESS}:/etc/hostname /tmp/sparkinfer-pulled")
     assert pulled.rc != 0, pulled
-    assert "options other than -a, --checksum, --dry-run, --itemize-changes and --delete" in pulled.stderr, pulled.stderr
-    pushed = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} {MODEL}/config.json sparkops@{RECEIVER_ADDRESS}:/tmp/sparkinfer-elsewhere/")
+    assert options in pulled.stderr, pulled.stderr
+    # -a would make links and set owners, permissions and device files on the receiving node.
+    archived = source.run(f"rsync -a -e {shlex.quote(TRANSFER_SSH)} {MODEL}/ sparkops@{RECEIVER_ADDRESS}:{MODEL}/")
+    assert archived.rc != 0, archived
+    assert options in archived.stderr, archived.stderr
+    pushed = source.run(f"rsync -rt -e {shlex.quote(TRANSFER_SSH)} {MODEL}/config.json sparkops@{RECEIVER_ADDRESS}:/tmp/sparkinfer-elsewhere/")
     assert pushed.rc != 0, pushed
     assert f"a destination other than {MODEL}/" in pushed.stderr, pushed.stderr
     assert not receiver.file("/tmp/sparkinfer-injected").exists
@@ -95,6 +100,10 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
         ({"vllm_image_cuda_capability": "12.1"}, "sparkinfer-lab-vllm:latest has a CPU build of torch (2.13.0+cpu, no CUDA), whose vLLM cannot use the GPU"),
         ({"vllm_image_name": "sparkinfer-lab-vllm:missing"}, "sparkinfer-lab-vllm:missing is not on vllm-spark-1"),
         ({"vllm_image_transfer_timeout": 0}, "vllm_image_transfer_timeout is 0: give the seconds a pull, load or transfer may take, above 0."),
+        ({"vllm_image_transfer_user": "root"}, "vllm_image_transfer_user is 'root', which is root (uid 0) on vllm-spark-2."),
+        ({"vllm_image_digest": "sha256:" + "4" * 64}, f"has no registry digest, so it is not the build pinned as sha256:{'4' * 64}"),
+        ({"vllm_image_digest": "4413e0f2"}, "vllm_image_digest is 4413e0f2: give a registry digest, sha256: and 64 hexadecimal digits"),
+        ({"vllm_image_name": f"{IMAGE}@sha256:{'4' * 64}"}, "name the image by its tag (name:tag) and pin its build with vllm_image_digest"),
     ],
 )
 def test_role_refuses_an_image_that_cannot_serve_the_model(override, message):
@@ -112,8 +121,10 @@ def test_role_refuses_an_image_that_cannot_serve_the_model(override, message):
 
 def test_a_node_whose_model_changed_gets_the_source_copy_and_its_own_files_are_named_not_deleted():
     # Converge already sent the image to a node without it; resending 2.5 GB again adds nothing.
-    receiver = node("vllm-spark-2")
+    source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
     receiver.check_output(f"rm {MODEL}/tokenizer.json && echo mine > {MODEL}/extra.safetensors")
+    # A link out of the model directory, as a Hugging Face snapshot's into its blobs: it arrives as the file.
+    source.check_output(f"echo blob > /opt/sparkinfer/linked-blob && ln -sfn /opt/sparkinfer/linked-blob {MODEL}/linked.json")
     try:
         code, output = run_role(SCENARIO, {})
         assert code == 2, output[-2000:]
@@ -126,8 +137,14 @@ def test_a_node_whose_model_changed_gets_the_source_copy_and_its_own_files_are_n
         assert code == 0, output[-2000:]
         assert re.search(r"vllm-spark-2 *: ok=\d+ +changed=1 ", output), output[-2000:]
         assert not receiver.file(f"{MODEL}/extra.safetensors").exists
+        linked = receiver.file(f"{MODEL}/linked.json")
+        assert (linked.is_file, linked.is_symlink, linked.content_string, linked.user) == (True, False, "blob\n", "sparkops")
+        # The gate reports the build it passed: the lab's image is built on the node, so it has no registry digest.
+        assert "sparkinfer-lab-vllm:latest is image sha256:" in output, output[-2000:]
+        assert "without a registry digest (built or loaded here): its image ID names it" in output, output[-2000:]
     finally:
-        receiver.run(f"rm -f {MODEL}/extra.safetensors")
+        receiver.run(f"rm -f {MODEL}/extra.safetensors {MODEL}/linked.json")
+        source.run(f"rm -f {MODEL}/linked.json /opt/sparkinfer/linked-blob")
 
 
 def test_a_model_in_an_existing_directory_leaves_that_directory_s_owner_alone():

@@ -142,6 +142,12 @@ def broken(change) -> dict:
         (lambda r: r.update(model="Qwen/Qwen 3.5"), "model must be a model id such as Qwen/Qwen3.5-122B-A10B-FP8"),
         (lambda r: r["image"].update(name="nvcr.io/nvidia/vllm:26.03 py3"), "image.name must be an image reference"),
         (lambda r: r["image"].update(min_vllm_version="latest"), "image.min_vllm_version must be a release such as 0.17.0"),
+        (
+            lambda r: r["image"].update(name=r["image"]["name"] + "@sha256:" + "4" * 64),
+            "image.name must be an image reference (name:tag; a pin is image.digest)",
+        ),
+        (lambda r: r["image"].update(digest="4413e0f2"), "image.digest must be a registry digest, sha256: and 64 hexadecimal digits"),
+        (lambda r: r["image"].update(digest="sha256:" + "4" * 64), "no source for image.digest"),
         (lambda r: r.update(nodes=0), "nodes must be an integer >= 1, got 0"),
         (lambda r: r["serve"].update(port=8001), "serve sets port, which the vllm_serve role sets"),
         (lambda r: r["serve"].update(max_model_len="long"), "serve spec: max_model_len must be an integer >= 1, got str 'long'"),

@@ -26,6 +26,8 @@ EXPECTED = {
     "dry-run-after-a-copy-beside-an-extra-file": ((), ("notes.txt",)),
     "dry-run-of-a-file-with-another-time": (("model.safetensors",), ()),
     "dry-run-checksum-of-a-file-with-another-time": ((), ()),
+    "dry-run-of-a-link-out-of-the-directory": (("linked.json", "model.safetensors"), ()),
+    "copy-of-a-link-out-of-the-directory": (("linked.json", "model.safetensors"), ()),
 }
 
 

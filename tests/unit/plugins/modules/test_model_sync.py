@@ -20,7 +20,7 @@ ARGS = {"src": MODEL, "dest_host": "192.168.100.11", "dest_user": "sparkops", "s
 def rsync(*options: str) -> tuple[str, ...]:
     """The rsync command the module runs, under timeout(1)."""
     ends = (f"{MODEL}/", f"sparkops@192.168.100.11:{MODEL}/")
-    return ("/usr/bin/timeout", "--kill-after=10", "3600", "/usr/bin/rsync", "-a", "--itemize-changes", *options, "-e", " ".join(SSH), *ends)
+    return ("/usr/bin/timeout", "--kill-after=10", "3600", "/usr/bin/rsync", "-rt", "--copy-links", "--itemize-changes", *options, "-e", " ".join(SSH), *ends)
 
 
 DRY_RUN = rsync("--dry-run", "--delete")

@@ -377,3 +377,28 @@ def test_without_the_cache_every_run_probes(cache):
         run_module(main, {"probe_cache_dir": str(cache), "probe_cache": False, "image": IMAGE}, commands)
         assert len(commands.calls) == 2
     assert not cache.exists()
+
+
+def test_a_digest_pin_fails_the_lab_image_before_any_probe(cache):
+    # The lab's image is built on the node's engine (classic store): it has no registry digest.
+    commands = docker_answering("vllm-cpu-0.32.0-lab")
+    pin = "sha256:" + "4" * 64
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_digest": pin}, commands)
+    assert "sparkinfer-lab-vllm:latest (sha256:" in failure.value.result["msg"]
+    assert f"has no registry digest, so it is not the build pinned as {pin}" in failure.value.result["msg"]
+    assert commands.calls == [INSPECT]
+
+
+def test_a_digest_that_is_not_one_is_refused(cache):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_digest": "4413e0f2"}, FakeCommands({}))
+    assert failure.value.result["msg"] == "require_digest is '4413e0f2'; give a registry digest as sha256: and 64 hexadecimal digits"
+
+
+def test_an_image_of_the_pinned_digest_passes(cache):
+    demo = (FIXTURES.parent / "docker_image" / "inspect-28.5.2-containerd-demo-1.json").read_text(encoding="utf-8")
+    commands = FakeCommands({bounded(60, DOCKER, "image", "inspect", "demo:1"): (0, demo, "")})
+    pin = "sha256:3f17112459c868eff071b6cb86427f616d5e456a834a426d009c225282808194"
+    result = run_module(main, {"probe_cache_dir": str(cache), "image": "demo:1", "probe": False, "require_digest": pin}, commands)
+    assert result["vllm_image"]["repo_digests"] == [f"demo@{pin}"]
