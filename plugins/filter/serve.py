@@ -16,6 +16,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan im
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import extra_env_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ServeSpecError, build_argv, build_env
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import load_stall_bound
 
 
 def _rank(**given):
@@ -81,6 +82,14 @@ def vllm_extra_env_problems(extra_env, variable="vllm_serve_extra_env"):
     return extra_env_problems(extra_env, variable)
 
 
+def vllm_load_stall_timeout(weights_bytes, *, ranks=1, stall_timeout=300):
+    """Seconds of silence loading a rank's share of the weights may take (vllm_wait's load_stall_timeout)."""
+    try:
+        return load_stall_bound(int(weights_bytes), int(ranks), float(stall_timeout))
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"vllm_load_stall_timeout: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -88,4 +97,5 @@ class FilterModule:
             "vllm_serve_env": vllm_serve_env,
             "vllm_memory_plan": vllm_memory_plan,
             "vllm_extra_env_problems": vllm_extra_env_problems,
+            "vllm_load_stall_timeout": vllm_load_stall_timeout,
         }

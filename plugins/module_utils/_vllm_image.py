@@ -287,6 +287,12 @@ def _probe_facts(raw: Any) -> dict[str, Any]:
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# What setuptools-scm names a build from a checkout without vLLM's release tags (a fork, a shallow clone of main): 0.1
+# and the commits since the first one, whatever vLLM it holds (vllm-project/vllm#20664, #9119).
+_UNTAGGED_BUILD = re.compile(r"^0\.1\.dev\d+")
+# The first Ray whose GCS enforces RAY_AUTH_MODE=token, which every container of ray_cluster runs with; an older Ray
+# ignores it and runs unauthenticated (roles/ray_cluster/tasks/auth_check.yml proves it on the running head).
+FIRST_RAY_WITH_TOKEN_AUTH = "2.52.0"
 
 
 def _version_key(version: str) -> tuple[int, int, int]:
@@ -294,6 +300,12 @@ def _version_key(version: str) -> tuple[int, int, int]:
     if not match:
         return (0, 0, 0)
     return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+
+def version_comparable(version: str | None) -> bool:
+    """Whether a vLLM version's release numbers say which release it is (0.17.0rc1, 0.32.0+cpu, 0.23.1rc1.dev727) and not
+    only that its checkout had no release tag (0.1.dev7557+g977180c)."""
+    return bool(version) and bool(_VERSION.match(version or "")) and not _UNTAGGED_BUILD.match(version or "")
 
 
 def missing_architectures(model_architectures: list[str], image: dict[str, Any]) -> list[dict[str, Any]]:
@@ -396,8 +408,8 @@ FIRST_VLLM_WITH_NNODES = "0.11.1"
 
 def multinode_mp_problem(image_name: str, image: dict[str, Any]) -> str | None:
     """Why the image's vLLM cannot run the mp executor across nodes, or None (also when its version is unknown)."""
-    version = image.get("vllm_version")
-    if not version or _version_key(version) >= _version_key(FIRST_VLLM_WITH_NNODES):
+    version = image.get("vllm_version") or ""
+    if not version_comparable(version) or _version_key(version) >= _version_key(FIRST_VLLM_WITH_NNODES):
         return None
     return (
         f"{image_name} has vLLM {version}, whose `vllm serve` has no --nnodes: the mp executor spans nodes with it from vLLM "
@@ -439,14 +451,38 @@ def digest_problem(image_name: str, image: dict[str, Any], digest: str) -> str |
 
 
 def vllm_version_problem(image_name: str, image: dict[str, Any], minimum: str) -> str | None:
-    """Why the image's vLLM is older than the first release the deployment accepts, or None (also when its version is unknown).
+    """Why the image's vLLM is older than the first release the deployment accepts, or None (also when its version is
+    unknown, or cannot be compared: vllm_version_warning says so).
 
-    Only the release numbers count: 0.17.0rc1 passes a minimum of 0.17.0, 0.16.1rc1.dev111 does not.
+    Only the release numbers count: 0.17.0rc1 and 0.32.0+cpu pass a minimum of 0.17.0, 0.16.1rc1.dev111 does not.
     """
-    version = image.get("vllm_version")
-    if not version or _version_key(version) >= _version_key(minimum):
+    version = image.get("vllm_version") or ""
+    if not version_comparable(version) or _version_key(version) >= _version_key(minimum):
         return None
     return f"{image_name} has vLLM {version}, older than {minimum}, the first release this deployment accepts: use an image with vLLM {minimum} or later."
+
+
+def vllm_version_warning(image_name: str, image: dict[str, Any], minimum: str) -> str | None:
+    """What to say when the image's vLLM reports a version that cannot be compared with the minimum, or None."""
+    version = image.get("vllm_version")
+    if not version or version_comparable(version):
+        return None
+    return (
+        f"{image_name} reports vLLM {version}, the version of a build from a checkout without vLLM's release tags, which "
+        f"cannot be compared with {minimum}: the model's classes in the image's model registry decide, not its version."
+    )
+
+
+def ray_version_problem(image_name: str, image: dict[str, Any]) -> str | None:
+    """Why the image's Ray cannot run ray_cluster's token-authenticated cluster, or None (also when it has no Ray: the
+    Ray executor's own check names that)."""
+    version = image.get("ray_version")
+    if not version or not _VERSION.match(version) or _version_key(version) >= _version_key(FIRST_RAY_WITH_TOKEN_AUTH):
+        return None
+    return (
+        f"{image_name} has Ray {version}, older than {FIRST_RAY_WITH_TOKEN_AUTH}, which ignores RAY_AUTH_MODE=token: its "
+        f"cluster would run any code a client on the network hands it. Use an image with Ray {FIRST_RAY_WITH_TOKEN_AUTH} or later."
+    )
 
 
 def architecture_gate_message(image_name: str, image: dict[str, Any], missing: list[dict[str, Any]]) -> str:
@@ -460,7 +496,7 @@ def architecture_gate_message(image_name: str, image: dict[str, Any], missing: l
         architecture = entry["architecture"]
         if entry["last_vllm"]:
             fix = f"vLLM dropped it after {entry['last_vllm']}: use an image with vLLM {entry['last_vllm']} or earlier"
-        elif entry["first_vllm"] and _version_key(version or "") < _version_key(entry["first_vllm"]):
+        elif entry["first_vllm"] and version_comparable(version) and _version_key(version or "") < _version_key(entry["first_vllm"]):
             fix = f"it needs vLLM {entry['first_vllm']} or later: use an image with such a vLLM"
         else:
             fix = "use an image whose vLLM lists it (vllm_image_info returns the image's architectures)"

@@ -104,9 +104,28 @@ def quoted(line: str) -> str:
     return line if len(line) <= MESSAGE_LINE_CHARS else f"{line[:MESSAGE_LINE_CHARS]} [...]"
 
 
-def check_bounds(timeout: float, stall_timeout: float, poll_interval: float, compile_stall_timeout: float = 1.0) -> None:
+# The slowest a Spark should read its weights: a little under the slowest load known on one (36.73 GiB a rank in
+# 682.77 s, 55 MiB/s, against 102.27 GiB in 456.33 s on another pair; SPARK_FACTS.md, start-up stage 10).
+LOAD_FLOOR_BYTES_PER_SECOND = 50 * 2**20
+
+
+def load_stall_bound(weights_bytes: int, ranks: int, stall_timeout: float) -> int:
+    """Seconds of silence that loading a rank's share of the weights may take at the floor rate, never less than the
+    stall bound: some loaders print nothing until they are done, and a 119 GB model takes 456-685 s on Sparks."""
+    if weights_bytes < 0 or ranks < 1:
+        raise ValueError(f"the weights' size ({weights_bytes} bytes) and the ranks ({ranks}) must be 0 or more and 1 or more")
+    return max(int(stall_timeout), -(-weights_bytes // (ranks * LOAD_FLOOR_BYTES_PER_SECOND)))
+
+
+def check_bounds(timeout: float, stall_timeout: float, poll_interval: float, compile_stall_timeout: float = 1.0, load_stall_timeout: float = 1.0) -> None:
     """Refuse times that are not positive: a poll interval of 0 would spin, a timeout of 0 never wait."""
-    bounds = (("timeout", timeout), ("stall_timeout", stall_timeout), ("compile_stall_timeout", compile_stall_timeout), ("poll_interval", poll_interval))
+    bounds = (
+        ("timeout", timeout),
+        ("stall_timeout", stall_timeout),
+        ("compile_stall_timeout", compile_stall_timeout),
+        ("load_stall_timeout", load_stall_timeout),
+        ("poll_interval", poll_interval),
+    )
     for name, value in bounds:
         if value <= 0:
             raise ValueError(f"{name} must be more than 0 seconds, not {value}")
@@ -128,6 +147,7 @@ def wait_for_vllm(
     timeout: float = 900.0,
     stall_timeout: float = 300.0,
     compile_stall_timeout: float = 1800.0,
+    load_stall_timeout: float | None = None,
     poll_interval: float = 2.0,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
@@ -135,7 +155,8 @@ def wait_for_vllm(
     tail_lines: int = 20,
 ) -> WaitResult:
     """Follow the log until target_stage (and, with a probe, until the API answers)."""
-    check_bounds(timeout, stall_timeout, poll_interval, compile_stall_timeout)
+    load_bound = stall_timeout if load_stall_timeout is None else load_stall_timeout
+    check_bounds(timeout, stall_timeout, poll_interval, compile_stall_timeout, load_bound)
     expect = expect or {}
     scanner = VllmLogScanner()
     tail: deque[str] = deque(maxlen=max(0, min(tail_lines, 200)))
@@ -209,7 +230,20 @@ def wait_for_vllm(
         # torch.compile and FlashInfer's autotuning print nothing for minutes on a first launch (the other ranks
         # only their shared-memory-broadcast warnings): they get their own, longer bound.
         compiling = scanner.compiling
-        if scanner.stage_index() >= STAGE_INDEX["distributed_init"] and now - last_progress >= (compile_stall_timeout if compiling else stall_timeout):
+        # Reading the weights from disk prints a line a shard, or nothing until the end: its own bound, from their size.
+        loading = scanner.stage_index() == STAGE_INDEX["loading_weights"]
+        bound = compile_stall_timeout if compiling else load_bound if loading else stall_timeout
+        if scanner.stage_index() >= STAGE_INDEX["distributed_init"] and now - last_progress >= bound:
+            if loading and not compiling:
+                return result(
+                    False,
+                    "stalled",
+                    f"no progress in vLLM's log for {now - last_progress:.0f} s while loading the weights (stage loading_weights), "
+                    f"longer than load_stall_timeout ({load_bound:.0f} s, the weights read at the slowest rate a Spark should "
+                    "manage). Loading reads them from disk into the unified memory, beside the page cache: check the disk's "
+                    "read rate (iostat -x 5), that memory is not short (free -g: a page cache left full squeezes the load), "
+                    "and raise the bound for a slow disk.",
+                )
             if compiling:
                 return result(
                     False,

@@ -81,7 +81,9 @@ options:
     type: list
     elements: str
   require_ray:
-    description: Fail when C(ray) does not import in the image.
+    description:
+      - Fail when C(ray) does not import in the image, or its Ray is older than 2.52, which ignores
+        C(RAY_AUTH_MODE=token) (the token authentication every Ray container of the collection runs with).
     type: bool
     default: false
   require_multinode_mp:
@@ -93,8 +95,10 @@ options:
   require_vllm_version:
     description:
       - The first vLLM release the image may have, such as C(0.17.0) (a recipe's C(min_vllm_version), the first with
-        its model's class). The module fails when the image's vLLM is older, by its release numbers (C(0.17.0rc1)
-        passes C(0.17.0)). An unknown version passes.
+        its model's class). The module fails when the image's vLLM is older, by its release numbers (C(0.17.0rc1),
+        C(0.32.0+cpu) pass C(0.17.0); C(0.16.1rc1.dev111) does not). An unknown version passes.
+      - A build from a checkout without vLLM's release tags reports C(0.1.devN) whatever it holds. That cannot be
+        compared, so it passes with a warning, and the model's classes in its registry (O(model_architectures)) decide.
     type: str
   require_digest:
     description:
@@ -125,8 +129,8 @@ notes:
   - The probe runs with C(--network none), C(--init) and C(--rm).
   - "In check mode no probe container starts: the facts come from the kept answer in O(probe_cache_dir) when there is
     one; without it the probe's facts are absent, RV(vllm_image.probe_skipped) is true, O(model_architectures),
-    O(require_ray), O(require_multinode_mp), O(require_rdma) and O(require_cuda_capability) are not checked, and a
-    warning says so. A run without check mode (or one that kept the answer before) checks them."
+    O(require_vllm_version), O(require_ray), O(require_multinode_mp), O(require_rdma) and O(require_cuda_capability)
+    are not checked, and a warning says so. A run without check mode (or one that kept the answer before) checks them."
   - "The probe cache is a memo, not a managed state: writing it is not reported as a change, and check mode does not
     write it. A kept answer that cannot be read, or has not the probe's shape, is probed again and replaced."
 """
@@ -294,7 +298,10 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     parse_probe_output,
     platform_problem,
     probe_cache_name,
+    ray_version_problem,
     rdma_problem,
+    vllm_version_problem,
+    vllm_version_warning,
 )
 
 _ABSENT: dict[str, Any] = {
@@ -438,6 +445,13 @@ class VllmImageInfo:
         missing = missing_architectures(self.params["model_architectures"] or [], facts) if probed else []
         if missing:
             self.module.fail_json(msg=architecture_gate_message(name, facts, missing), vllm_image=facts, missing_architectures=missing)
+        if self.params["require_vllm_version"] and probed:
+            problem = vllm_version_problem(name, facts, self.params["require_vllm_version"])
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
+            warning = vllm_version_warning(name, facts, self.params["require_vllm_version"])
+            if warning:
+                self.module.warn(warning)
         if self.params["require_ray"] and probed and not facts.get("ray_version"):
             error = facts.get("probe_errors", {}).get("ray_version", "ray does not import")
             self.module.fail_json(
@@ -448,6 +462,10 @@ class VllmImageInfo:
                 vllm_image=facts,
                 missing_architectures=[],
             )
+        if self.params["require_ray"] and probed:
+            problem = ray_version_problem(name, facts)
+            if problem:
+                self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
         if self.params["require_multinode_mp"] and probed:
             problem = multinode_mp_problem(name, facts)
             if problem:
@@ -490,6 +508,9 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
     capability = module.params["require_cuda_capability"]
     if capability and not re.match(r"^\d+\.\d$", capability):
         module.fail_json(msg=f"require_cuda_capability is {capability!r}; give the GPU's compute capability as MAJOR.MINOR, such as 12.1")
+    minimum = module.params["require_vllm_version"]
+    if minimum and not re.match(r"^\d+\.\d+(\.\d+)?$", minimum):
+        module.fail_json(msg=f"require_vllm_version is {minimum!r}; give a vLLM release as MAJOR.MINOR[.PATCH], such as 0.17.0")
     digest = module.params["require_digest"]
     if digest and not DIGEST_PATTERN.match(digest):
         module.fail_json(msg=f"require_digest is {digest!r}; give a registry digest as sha256: and 64 hexadecimal digits")

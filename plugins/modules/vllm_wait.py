@@ -16,7 +16,8 @@ description:
     the log shows a failure (out of memory, KV cache too small, unsupported architecture, NCCL
     error, Ray placement timeout, refused argument, other error); when a fact contradicts
     O(expect) (the gate); when the container exits; when no progress line appears for
-    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature), or for
+    O(stall_timeout) seconds once distributed init has begun (the NCCL hang signature), for
+    O(load_stall_timeout) seconds while the weights load, or for
     O(compile_stall_timeout) seconds inside torch.compile or FlashInfer's autotuning; when vLLM
     says it does not know a variable of O(given_env); or when
     O(timeout) passes.
@@ -83,6 +84,14 @@ options:
         shared-memory-broadcast warnings meanwhile, which are not progress.
     type: int
     default: 1800
+  load_stall_timeout:
+    description:
+      - Seconds without a new log line that count as a hang while the weights load (from C(Starting to load model) to
+        C(Model loading took)); 1 or more. O(stall_timeout) when not given.
+      - Reading 100+ GB of weights takes 456-685 s on Sparks, longer after a page-cache drop, and some loaders print
+        nothing until they are done; C(sparkinfer.cluster.vllm_load_stall_timeout) derives a bound from the weights'
+        size.
+    type: int
   poll_interval:
     description:
       - Seconds between reads of the log; more than 0.
@@ -196,6 +205,7 @@ def wait_argument_problem(params: dict[str, Any]) -> str | None:
         seconds_problem("timeout", params["timeout"])
         or seconds_problem("stall_timeout", params["stall_timeout"])
         or seconds_problem("compile_stall_timeout", params["compile_stall_timeout"])
+        or (seconds_problem("load_stall_timeout", params["load_stall_timeout"]) if params["load_stall_timeout"] is not None else None)
     )
     if problem is None and params["poll_interval"] <= 0:
         problem = f"poll_interval must be more than 0 seconds, not {params['poll_interval']}"
@@ -213,6 +223,7 @@ def main() -> None:
             "timeout": {"type": "int", "default": 900},
             "stall_timeout": {"type": "int", "default": 300},
             "compile_stall_timeout": {"type": "int", "default": 1800},
+            "load_stall_timeout": {"type": "int"},
             "poll_interval": {"type": "float", "default": 2.0},
             "url": {"type": "str"},
             "api_key": {"type": "str", "no_log": True},
@@ -242,6 +253,7 @@ def main() -> None:
             timeout=params["timeout"],
             stall_timeout=params["stall_timeout"],
             compile_stall_timeout=params["compile_stall_timeout"],
+            load_stall_timeout=params["load_stall_timeout"],
             poll_interval=params["poll_interval"],
             clock=time.monotonic,
             sleep=time.sleep,

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inventories" / "example-two-sparks"
 PLAYBOOK = REPO / "playbooks" / "validate_inventory.yml"
@@ -41,3 +43,12 @@ def test_its_recipe_on_one_spark_is_refused_by_the_memory_plan_before_any_host_c
     assert "recipe qwen3.5-122b-a10b-fp8 is served on 2 Sparks (tensor x pipeline parallel size 2); the cluster has 1 (spark-a)." in run.stdout
     assert "KV -30.64 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-a with --tensor-parallel-size 2" in run.stdout
     assert "Nothing was changed on any host." in run.stdout
+
+
+def test_the_disk_check_is_the_workers_alone_as_real_sparks_says():
+    # gb10_host checks the model directory's filesystem before the copy: the head already holds the model there.
+    hosts = yaml.safe_load((EXAMPLE / "hosts.yml").read_text(encoding="utf-8"))["all"]["children"]["sparkinfer_nodes"]["children"]
+    group_vars = yaml.safe_load((EXAMPLE / "group_vars" / "sparkinfer_nodes.yml").read_text(encoding="utf-8"))
+    assert "gb10_host_required_disk_free_gib" not in group_vars
+    assert "gb10_host_required_disk_free_gib" not in hosts["sparkinfer_head"]["hosts"]["spark-a"]
+    assert hosts["sparkinfer_workers"]["hosts"]["spark-b"]["gb10_host_required_disk_free_gib"] == 150

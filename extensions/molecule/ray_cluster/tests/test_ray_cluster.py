@@ -527,6 +527,7 @@ def test_a_new_head_token_and_rdma_restart_every_container_the_old_token_is_refu
             "ConnectX-7's RDMA drivers",
         ),
         ({"ray_cluster_model": "/opt/models/a:b"}, '"/opt/models/a:b" (ray_cluster_model, ray_cluster_rdma_devices): give absolute paths'),
+        ({"ray_cluster_model": ""}, "ray_cluster_model is empty, so the Ray containers would mount no model"),
         ({"ray_cluster_auth_token": "two words"}, "ray_cluster_auth_token holds a space, a line break or a character outside printable ASCII"),
         (
             {"ray_cluster_auth_token_path": "/etc/sparkinfer/a:/etc/b"},

@@ -102,6 +102,9 @@ def test_the_transfer_key_runs_only_docker_load_or_rsync_into_the_model_director
         ({"vllm_image_transfer_timeout": 0}, "vllm_image_transfer_timeout is 0: give the seconds a pull, load or transfer may take, above 0."),
         ({"vllm_image_transfer_user": "root"}, "vllm_image_transfer_user is 'root', which is root (uid 0) on vllm-spark-2."),
         ({"vllm_image_digest": "sha256:" + "4" * 64}, f"has no registry digest, so it is not the build pinned as sha256:{'4' * 64}"),
+        # The version gate on the lab image's vLLM 0.32.0.
+        ({"vllm_image_min_vllm_version": "99.0"}, "sparkinfer-lab-vllm:latest has vLLM 0.32.0, older than 99.0, the first release this deployment accepts"),
+        ({"vllm_image_min_vllm_version": "v0.17"}, "vllm_image_min_vllm_version is v0.17: give a vLLM release as MAJOR.MINOR[.PATCH] (0.17.0), or nothing."),
         ({"vllm_image_digest": "4413e0f2"}, "vllm_image_digest is 4413e0f2: give a registry digest, sha256: and 64 hexadecimal digits"),
         ({"vllm_image_name": f"{IMAGE}@sha256:{'4' * 64}"}, "name the image by its tag (name:tag) and pin its build with vllm_image_digest"),
     ],

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.serve import FilterModule, vllm_extra_env_problems, vllm_memory_plan, vllm_serve_argv, vllm_serve_env
+from ansible_collections.sparkinfer.cluster.plugins.filter.serve import (
+    FilterModule,
+    vllm_extra_env_problems,
+    vllm_load_stall_timeout,
+    vllm_memory_plan,
+    vllm_serve_argv,
+    vllm_serve_env,
+)
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import memory_plan_message, plan_memory
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv, build_env
 
@@ -28,6 +35,7 @@ def test_filters_are_registered():
         "vllm_serve_env": vllm_serve_env,
         "vllm_memory_plan": vllm_memory_plan,
         "vllm_extra_env_problems": vllm_extra_env_problems,
+        "vllm_load_stall_timeout": vllm_load_stall_timeout,
     }
 
 
@@ -97,3 +105,20 @@ def test_memory_plan_filter_errors():
         vllm_memory_plan(1, nodes=SPARKS, gpu_memory_utilization=1.5)
     with pytest.raises(AnsibleFilterError, match=r"vllm_memory_plan: memory plan: nodes must be a non-empty list"):
         vllm_memory_plan(1, gpu_memory_utilization=0.5)
+
+
+# Weights read off real GB10 loads: Qwen3.5-122B-A10B-FP8 is about 119 GB on two Sparks (docs/recipes.md); the Laguna
+# log loaded 95.63 GiB on one (fixtures/vllm/public); the lab's tiny model is 860,680 bytes.
+@pytest.mark.parametrize(
+    ("weights_bytes", "ranks", "bound"),
+    [(119_000_000_000, 2, 1135), (int(95.63 * 2**30), 1, 1959), (860_680, 2, 300), (0, 1, 300)],
+    ids=["qwen3.5-122b-on-two", "laguna-on-one", "lab-tiny", "no-weights-known"],
+)
+def test_the_load_bound_is_a_ranks_share_of_the_weights_at_the_floor_rate_never_under_the_stall_bound(weights_bytes, ranks, bound):
+    assert vllm_load_stall_timeout(weights_bytes, ranks=ranks, stall_timeout=300) == bound
+
+
+@pytest.mark.parametrize(("weights_bytes", "ranks"), [(-1, 1), (1, 0), ("much", 1)])
+def test_the_load_bound_refuses_sizes_and_ranks_it_cannot_use(weights_bytes, ranks):
+    with pytest.raises(AnsibleFilterError, match="vllm_load_stall_timeout: "):
+        vllm_load_stall_timeout(weights_bytes, ranks=ranks)

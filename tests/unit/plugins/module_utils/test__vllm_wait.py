@@ -192,8 +192,13 @@ GB10_COMPILE = lines(CORPUS / "public" / "0.13.0+faa43dbf.nv26.01-qwen3-30b-a3b-
 GB10_AUTOTUNE = lines(CORPUS / "public" / "0.18.1rc1.dev147+g290809456-qwen3.5-35b-a3b-fp8-gb10-ready.log")
 
 
+GB10_SHARDS = lines(CORPUS / "public" / "0.25.1-laguna-nvfp4-moe-flashinfer-cutlass-dflash-gb10-kv-ready.log")
+
+
 # Each GB10 log cut at a line, then only the other ranks' shared-memory-broadcast warnings: inside a compile the
-# compile bound applies, after its end line the stall bound again.
+# compile bound applies, after its end line the stall bound again. While the weights load, the load bound: the Qwen3.5
+# log (GB10_AUTOTUNE) went 18 minutes without a line after Starting to load model (a download of its weights, 10:44:15
+# to 11:02:26), the Laguna log (GB10_SHARDS) 36 s between shards; once the weights are in, the stall bound again.
 @pytest.mark.parametrize(
     ("log", "last_line", "bound", "diagnosis"),
     [
@@ -201,17 +206,44 @@ GB10_AUTOTUNE = lines(CORPUS / "public" / "0.18.1rc1.dev147+g290809456-qwen3.5-3
         (GB10_AUTOTUNE, "[Autotuner]: Autotuning process starts", 1800, "inside torch.compile or FlashInfer's autotuning"),
         (GB10_COMPILE, "Compiling a graph for compile range (1, 2048) takes", 300, "most likely hung in NCCL"),
         (GB10_AUTOTUNE, "[Autotuner]: Autotuning process ends", 300, "most likely hung in NCCL"),
+        (GB10_AUTOTUNE, "Using FlashAttention version 2", 1135, "while loading the weights (stage loading_weights)"),
+        (GB10_SHARDS, "Loading safetensors checkpoint shards:   8% Completed", 1135, "while loading the weights (stage loading_weights)"),
+        (GB10_SHARDS, "Model loading took 95.63 GiB memory", 300, "most likely hung in NCCL"),
     ],
-    ids=["inside-torch-compile", "inside-flashinfer-autotune", "after-torch-compile", "after-flashinfer-autotune"],
+    ids=[
+        "inside-torch-compile",
+        "inside-flashinfer-autotune",
+        "after-torch-compile",
+        "after-flashinfer-autotune",
+        "loading-before-the-first-shard",
+        "loading-between-shards",
+        "after-the-load",
+    ],
 )
-def test_silence_inside_a_compile_gets_the_compile_bound_and_after_it_the_stall_bound(log, last_line, bound, diagnosis):
+def test_silence_inside_a_compile_or_a_load_gets_its_bound_and_after_it_the_stall_bound(log, last_line, bound, diagnosis):
     cut = line_number(log, last_line) + 1
-    result = wait(ReplayedLog(log[:cut], per_poll=cut, then=SHM_STALL), FakeClock(), stall_timeout=300, compile_stall_timeout=1800, timeout=7200)
+    result = wait(
+        ReplayedLog(log[:cut], per_poll=cut, then=SHM_STALL),
+        FakeClock(),
+        stall_timeout=300,
+        compile_stall_timeout=1800,
+        load_stall_timeout=1135,
+        timeout=7200,
+    )
     assert result.reason == "stalled"
     assert bound <= result.elapsed < bound + 10
     assert diagnosis in result.message
-    if bound == 1800:
-        assert "compile_stall_timeout (1800 s)" in result.message
+    named = {1800: "compile_stall_timeout (1800 s)", 1135: "longer than load_stall_timeout (1135 s", 300: "after distributed init"}
+    assert named[bound] in result.message
+    if bound == 1135:
+        assert "free -g" in result.message
+
+
+def test_without_a_load_bound_loading_gets_the_stall_bound_and_is_still_named():
+    cut = line_number(GB10_AUTOTUNE, "Using FlashAttention version 2") + 1
+    result = wait(ReplayedLog(GB10_AUTOTUNE[:cut], per_poll=cut), FakeClock(), stall_timeout=300, timeout=7200)
+    assert (result.reason, result.elapsed) == ("stalled", 300)
+    assert "while loading the weights" in result.message
 
 
 def test_silence_before_distributed_init_runs_into_the_timeout():
@@ -311,6 +343,7 @@ def test_a_long_failure_line_is_cut_in_the_message_and_whole_in_the_facts():
         ({"timeout": 0}, "timeout must be more than 0 seconds, not 0"),
         ({"stall_timeout": -1}, "stall_timeout must be more than 0 seconds, not -1"),
         ({"poll_interval": 0.0}, "poll_interval must be more than 0 seconds, not 0.0"),
+        ({"load_stall_timeout": 0}, "load_stall_timeout must be more than 0 seconds, not 0"),
     ],
 )
 def test_times_that_are_not_positive_are_refused(bounds, message):

@@ -402,3 +402,20 @@ def test_an_image_of_the_pinned_digest_passes(cache):
     pin = "sha256:3f17112459c868eff071b6cb86427f616d5e456a834a426d009c225282808194"
     result = run_module(main, {"probe_cache_dir": str(cache), "image": "demo:1", "probe": False, "require_digest": pin}, commands)
     assert result["vllm_image"]["repo_digests"] == [f"demo@{pin}"]
+
+
+def test_an_image_older_than_the_minimum_vllm_is_refused_after_its_probe(cache):
+    commands = docker_answering("vllm-cpu-0.32.0-lab")
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_vllm_version": "99.0"}, commands)
+    assert failure.value.result["msg"] == (
+        "sparkinfer-lab-vllm:latest has vLLM 0.32.0, older than 99.0, the first release this deployment accepts: use an image with vLLM 99.0 or later."
+    )
+    passed = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_vllm_version": "0.32.0"}, docker_answering("vllm-cpu-0.32.0-lab"))
+    assert passed["vllm_image"]["vllm_version"] == "0.32.0"
+
+
+def test_a_minimum_vllm_that_is_not_a_release_is_refused(cache):
+    with pytest.raises(ModuleFail) as failure:
+        run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "require_vllm_version": "v0.17"}, FakeCommands({}))
+    assert failure.value.result["msg"] == "require_vllm_version is 'v0.17'; give a vLLM release as MAJOR.MINOR[.PATCH], such as 0.17.0"
