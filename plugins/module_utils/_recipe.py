@@ -27,7 +27,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import MemoryPlanError, memory_plan_message, plan_memory
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import DIGEST_PATTERN
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import DIGEST_PATTERN, RELEASE_PATTERN
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ENV_PROFILES, ServeSpecError, validate_spec
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import EXPECTABLE
 
@@ -38,7 +38,6 @@ ROLE_OWNED_SPEC_KEYS = ("model", "host", "port", "ssl_certfile", "ssl_keyfile", 
 # Settings of a recipe's serve section that are not vLLM flags: how the image's entrypoint reads the spec, and its environment.
 SERVE_ROLE_KEYS = ("env_profile", "extra_env")
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-VERSION_PATTERN = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
 # [registry[:port]/]repository[:tag], lower-case repository as Docker requires. No @digest: an image loaded on another
 # node has no registry digest to be found by, so a pin is image.digest, which the gate checks on the source node.
 IMAGE_PATTERN = re.compile(r"^([a-z0-9.-]+(:[0-9]+)?/)?[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
@@ -143,7 +142,7 @@ def check_recipe(name: str, recipe: Any) -> dict[str, Any]:
     _text(f"recipe {name}: image.name", image.get("name"), IMAGE_PATTERN, "an image reference (name:tag; a pin is image.digest)")
     if "digest" in image:
         _text(f"recipe {name}: image.digest", image["digest"], DIGEST_PATTERN, "a registry digest, sha256: and 64 hexadecimal digits")
-    _text(f"recipe {name}: image.min_vllm_version", image.get("min_vllm_version"), VERSION_PATTERN, "a release such as 0.17.0")
+    _text(f"recipe {name}: image.min_vllm_version", image.get("min_vllm_version"), RELEASE_PATTERN, "a release such as 0.17.0")
     if not _is_int(recipe["nodes"], 1):
         raise RecipeError(f"recipe {name}: nodes must be an integer >= 1, got {recipe['nodes']!r}")
     if not _is_int(recipe["weights_bytes"], 1):

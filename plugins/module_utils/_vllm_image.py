@@ -287,6 +287,8 @@ def _probe_facts(raw: Any) -> dict[str, Any]:
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# A release as a minimum is given (a recipe's min_vllm_version, vllm_image_min_vllm_version): 0.17 or 0.17.0.
+RELEASE_PATTERN = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
 # What setuptools-scm names a build from a checkout without vLLM's release tags (a fork, a shallow clone of main): 0.1
 # and the commits since the first one, whatever vLLM it holds (vllm-project/vllm#20664, #9119).
 _UNTAGGED_BUILD = re.compile(r"^0\.1\.dev\d+")
@@ -305,7 +307,9 @@ def _version_key(version: str) -> tuple[int, int, int]:
 def version_comparable(version: str | None) -> bool:
     """Whether a vLLM version's release numbers say which release it is (0.17.0rc1, 0.32.0+cpu, 0.23.1rc1.dev727) and not
     only that its checkout had no release tag (0.1.dev7557+g977180c)."""
-    return bool(version) and bool(_VERSION.match(version or "")) and not _UNTAGGED_BUILD.match(version or "")
+    if not version:
+        return False
+    return bool(_VERSION.match(version)) and not _UNTAGGED_BUILD.match(version)
 
 
 def missing_architectures(model_architectures: list[str], image: dict[str, Any]) -> list[dict[str, Any]]:

@@ -288,6 +288,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_comman
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
     DIGEST_PATTERN,
     PROBE_SCRIPT,
+    RELEASE_PATTERN,
     VllmImageError,
     architecture_gate_message,
     cuda_problem,
@@ -509,7 +510,7 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
     if capability and not re.match(r"^\d+\.\d$", capability):
         module.fail_json(msg=f"require_cuda_capability is {capability!r}; give the GPU's compute capability as MAJOR.MINOR, such as 12.1")
     minimum = module.params["require_vllm_version"]
-    if minimum and not re.match(r"^\d+\.\d+(\.\d+)?$", minimum):
+    if minimum and not RELEASE_PATTERN.match(minimum):
         module.fail_json(msg=f"require_vllm_version is {minimum!r}; give a vLLM release as MAJOR.MINOR[.PATCH], such as 0.17.0")
     digest = module.params["require_digest"]
     if digest and not DIGEST_PATTERN.match(digest):
