@@ -29,6 +29,14 @@ CONFIG_FIELDS = ("User", "ExposedPorts", "Env", "Entrypoint", "Cmd", "Volumes", 
 SAVE_PLATFORM_SINCE_MAJOR = 28
 
 
+# Platform spellings that name the same platform, as containerd's platforms package normalizes them (normalizeArch in
+# containerd/platforms database.go, vendored by moby/moby at vendor/github.com/containerd/platforms/database.go @
+# 0aa8fe0bf949cbccab74414cb091728854be0d7d): arm64's v8 is its default variant, which one engine reports and another
+# leaves out; amd64's v1 likewise.
+_ARCHITECTURE_ALIASES = {"aarch64": "arm64", "x86_64": "amd64", "x86-64": "amd64"}
+_DEFAULT_VARIANTS = {"arm64": ("8", "v8", "v8.0"), "amd64": ("v1",)}
+
+
 class DockerImageError(ValueError):
     """An inspect result the fingerprint cannot be made from (named in the message)."""
 
@@ -41,14 +49,25 @@ def image_fingerprint(inspect: Mapping[str, Any]) -> str:
     if not isinstance(layers, list) or not layers or not inspect.get("Architecture"):
         raise DockerImageError(f"the inspect result of {inspect.get('Id', 'an image')} has no RootFS.Layers or Architecture")
     config = inspect.get("Config") or {}
+    architecture, variant = normal_platform(inspect.get("Architecture"), inspect.get("Variant"))
     identity = {
         "os": inspect.get("Os"),
-        "architecture": inspect.get("Architecture"),
-        "variant": inspect.get("Variant") or None,
+        "architecture": architecture,
+        "variant": variant,
         "config": {field: config[field] for field in CONFIG_FIELDS if config.get(field)},
         "layers": layers,
     }
     return "sha256:" + hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def normal_platform(architecture: object, variant: object) -> tuple[str, str | None]:
+    """(architecture, variant) as every engine means them: ("arm64", "v8") and ("arm64", None) are one platform."""
+    architecture = str(architecture).lower()
+    architecture = _ARCHITECTURE_ALIASES.get(architecture, architecture)
+    variant = str(variant).lower() if variant else None
+    if variant in _DEFAULT_VARIANTS.get(architecture, ()):
+        variant = None
+    return architecture, variant
 
 
 def save_platform(image_store: str | None, server_version: str | None, inspect: Mapping[str, Any]) -> str:

@@ -52,6 +52,17 @@ def test_another_image_or_another_platform_of_the_same_image_has_another_fingerp
     assert image_fingerprint(amd64) != image_fingerprint(arm64)
 
 
+@pytest.mark.parametrize("variant", ["v8", "8", "v8.0"])
+def test_an_arm64_image_reported_with_its_default_variant_on_one_engine_and_none_on_another_is_one_image(variant):
+    # Engines differ in whether they report arm64's default variant: the same image, with one fact changed.
+    arm64 = inspect("inspect-28.5.2-containerd-demo-multi-platform-arm64.json")
+    assert "Variant" not in arm64
+    assert image_fingerprint({**arm64, "Variant": variant}) == image_fingerprint(arm64)
+    assert image_fingerprint({**arm64, "Architecture": "aarch64"}) == image_fingerprint(arm64)
+    # Another variant is another platform.
+    assert image_fingerprint({**arm64, "Variant": "v9"}) != image_fingerprint(arm64)
+
+
 def test_a_platform_saved_from_an_index_is_the_image_the_source_reports_for_that_platform():
     asked = inspect("inspect-28.5.2-containerd-demo-multi-platform-arm64.json")
     loaded = inspect("inspect-28.5.2-containerd-demo-multi-loaded-platform-arm64.json")
