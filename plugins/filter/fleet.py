@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._fleet import FleetError, rollout_batches
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fleet import FleetError, rollout_batches, rollout_unreachable
 
 
 def fleet_rollout_batches(cluster_hosts, targets, clusters_per_batch=1):
@@ -20,6 +20,13 @@ def fleet_rollout_batches(cluster_hosts, targets, clusters_per_batch=1):
         raise AnsibleFilterError(f"fleet_rollout_batches: {error}") from error
 
 
+def fleet_rollout_unreachable(rollout, reporter, answering, stages, failed=()):
+    """What a batch's reporter says when nodes of its clusters stopped answering; '' when none did."""
+    if not isinstance(rollout, dict) or reporter not in rollout.get("reporters", []):
+        raise AnsibleFilterError(f"fleet_rollout_unreachable: expected fleet_rollout_batches' result with the reporter {reporter!r}")
+    return rollout_unreachable(rollout, reporter, list(answering), dict(stages), list(failed))
+
+
 class FilterModule:
     def filters(self):
-        return {"fleet_rollout_batches": fleet_rollout_batches}
+        return {"fleet_rollout_batches": fleet_rollout_batches, "fleet_rollout_unreachable": fleet_rollout_unreachable}

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+# Each batch's reporter, a host of the admin box added to the rollout's play (rollout_batches).
+REPORTER_PREFIX = "sparkinfer-rollout-batch-"
+
 
 class FleetError(ValueError):
     """The inventory's clusters cannot be rolled out one by one; the message says which hosts and why."""
@@ -28,8 +31,10 @@ def rollout_batches(targets: Sequence[str], cluster_hosts: Mapping[str, object],
     """The clusters of the targets (each node's sparkinfer_cluster_hosts, head first; None: one cluster of all targets),
     in the order their first node appears among the targets, grouped clusters_per_batch at a time.
 
-    Returns `clusters` (each a list of hosts, head first), `order` (every host, cluster by cluster: a play's hosts) and
-    `batches` (the number of hosts in each batch: that play's `serial`).
+    Returns `clusters` (each a list of hosts, head first), `order` (every host, cluster by cluster, each batch followed
+    by its reporter: a play's hosts), `batches` (the number of hosts in each batch, its reporter among them: that play's
+    `serial`) and `reporters` (the name of each batch's reporter, a host on the admin box that judges the batch once its
+    nodes are done: it never becomes unreachable, so the rollout can say where it stopped when a node does).
     """
     if isinstance(clusters_per_batch, bool) or not isinstance(clusters_per_batch, int) or clusters_per_batch < 1:
         raise FleetError(f"sparkinfer_rollout_clusters_per_batch must be a whole number of clusters, 1 or more, got {clusters_per_batch!r}")
@@ -54,8 +59,58 @@ def rollout_batches(targets: Sequence[str], cluster_hosts: Mapping[str, object],
             cluster_of[member] = cluster
         clusters.append(cluster)
     batches = [clusters[start : start + clusters_per_batch] for start in range(0, len(clusters), clusters_per_batch)]
+    reporters = [f"{REPORTER_PREFIX}{number}" for number in range(1, len(batches) + 1)]
     return {
         "clusters": clusters,
-        "order": [host for cluster in clusters for host in cluster],
-        "batches": [sum(len(cluster) for cluster in batch) for batch in batches],
+        "order": [host for batch, reporter in zip(batches, reporters) for host in [*(host for cluster in batch for host in cluster), reporter]],
+        "batches": [sum(len(cluster) for cluster in batch) + 1 for batch in batches],
+        "reporters": reporters,
+        "batch_nodes": {reporter: [host for cluster in batch for host in cluster] for batch, reporter in zip(batches, reporters)},
+        "clusters_per_batch": clusters_per_batch,
     }
+
+
+# What each stage of a cluster's change had done to its server when a node of it stopped answering.
+_SERVER_AT_STAGE = {
+    "": "nothing of it had been changed yet",
+    "image": "its server had not been stopped, so it most likely still serves what it served before",
+    "validate": "its server had not been stopped, so it most likely still serves what it served before",
+    "cluster": "its server may have been stopped (Ray restarts in this stage), so it may be down",
+    "serve": "its server may have been stopped for the relaunch, so it may be down",
+    "benchmark": "its new server had passed its gate and was being benchmarked, so it most likely serves the change",
+}
+
+
+def rollout_unreachable(rollout: Mapping, reporter: str, answering: Sequence[str], stages: Mapping[str, str], failed: Sequence[str] = ()) -> str:
+    """What the reporter of a batch says when nodes of it stopped answering ('' when every node answers): where the
+    rollout stopped, at which stage, what that means for each such cluster's server, and where the fleet stands.
+
+    answering: the batch's nodes that still answer (in the play, or failed but reachable: their own failure spoke);
+    stages: each node's last stage ('' before the first); failed: the heads of the batch's clusters that failed and
+    said so themselves.
+    """
+    number = list(rollout["reporters"]).index(reporter)
+    per_batch = rollout["clusters_per_batch"]
+    batch = rollout["clusters"][number * per_batch : (number + 1) * per_batch]
+    lost = [(cluster, [host for host in cluster if host not in answering]) for cluster in batch]
+    lost = [(cluster, silent) for cluster, silent in lost if silent]
+    if not lost:
+        return ""
+    said = []
+    for cluster, silent in lost:
+        stage = stages.get(silent[0]) or ""
+        at = f"at the {stage} stage" if stage else "before its change began"
+        said.append(
+            f"The rollout stopped at the cluster of {cluster[0]} ({', '.join(cluster)}): {', '.join(silent)} stopped answering "
+            f"{at}, so nothing could be put back or checked there: {_SERVER_AT_STAGE.get(stage, _SERVER_AT_STAGE['serve'])}."
+        )
+    stopped = [cluster[0] for cluster, _silent in lost] + list(failed)
+    done = [cluster[0] for cluster in rollout["clusters"][: number * per_batch]] + [cluster[0] for cluster in batch if cluster[0] not in stopped]
+    untouched = [cluster[0] for cluster in rollout["clusters"][(number + 1) * per_batch :]]
+    silent_hosts = ", ".join(host for _cluster, silent in lost for host in silent)
+    said.append(
+        f"Changed and serving the change: {', '.join(done) or 'none'}. Not touched: {', '.join(untouched) or 'none'}. Once "
+        f"{silent_hosts} answers again, run doctor.yml to see what it serves, then rollout.yml again: the clusters already "
+        "changed change nothing."
+    )
+    return " ".join(said)

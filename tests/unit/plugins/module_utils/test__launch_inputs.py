@@ -41,12 +41,22 @@ def record() -> dict:
     }
 
 
+def walk(tasks: list[dict]):
+    """Every task, those in blocks and rescues at any depth among them."""
+    for task in tasks:
+        yield task
+        yield from walk(task.get("block", []) + task.get("rescue", []) + task.get("always", []))
+
+
 def test_the_inputs_are_the_ones_the_role_writes_and_the_rollout_sets_back():
     role_vars = yaml.safe_load((REPO / "roles" / "vllm_serve" / "vars" / "main.yml").read_text(encoding="utf-8"))
     assert list(role_vars["__vllm_serve_inputs"]) == list(LAUNCH_INPUTS)
     rollout = yaml.safe_load((REPO / "playbooks" / "rollout.yml").read_text(encoding="utf-8"))
-    tasks = [task for play in rollout for task in play.get("tasks", []) for task in [task, *task.get("block", [])]]
-    set_back = next(task for task in tasks if task.get("name") == "Set the variables back to what shaped the launch before")
+    set_back = next(
+        task
+        for task in walk([task for play in rollout for task in play.get("tasks", [])])
+        if task.get("name") == "Set the variables back to what shaped the launch before"
+    )
     assert list(set_back["ansible.builtin.set_fact"]) == list(LAUNCH_INPUTS)
     # The image by the build it served (its ID) when the name moved on: settled by the task before.
     assert set_back["ansible.builtin.set_fact"]["vllm_serve_image"] == "{{ __rollout_restore_image }}"
