@@ -498,13 +498,12 @@ def test_a_new_head_token_and_rdma_restart_every_container_the_old_token_is_refu
         assert not (host_config.get("Devices") or host_config.get("CapAdd"))
 
 
+# The role checks its argument specification itself (one case here); every other spec refusal is in the e2e scenario's
+# drill 7, all in one site.yml run. The rest are the role's own preflight rules.
 @pytest.mark.parametrize(
     ("override", "message"),
     [
         ({"ray_cluster_state": "stopped"}, "value of ray_cluster_state must be one of: auto, started, absent, got: stopped"),
-        ({"ray_cluster_port": "gcs"}, "argument 'ray_cluster_port' is of type str and we were unable to convert to int"),
-        ({"ray_cluster_dashboard_enabled": "sometimes"}, "argument 'ray_cluster_dashboard_enabled' is of type str and we were unable to convert to bool"),
-        ({"ray_cluster_extra_env": "RAY_memory_usage_threshold"}, "argument 'ray_cluster_extra_env' is of type str and we were unable to convert to dict"),
         ({"ray_cluster_image": ""}, "ray_cluster_image is empty"),
         (
             {"ray_cluster_image": "sparkinfer-lab-vllm:missing"},
@@ -516,7 +515,6 @@ def test_a_new_head_token_and_rdma_restart_every_container_the_old_token_is_refu
             {"ray_cluster_max_worker_port": 44300},
             "outside the workers' range ray_cluster_min_worker_port 10002 to ray_cluster_max_worker_port 44300 (which holds 44217, 44227)",
         ),
-        ({"ray_cluster_firewall_enabled": "sometimes"}, "argument 'ray_cluster_firewall_enabled' is of type str and we were unable to convert to bool"),
         (
             {"ray_cluster_env_file": "/etc/sparkinfer/missing.env", "ray_cluster_model": "/opt/sparkinfer/models/elsewhere", "ray_cluster_rdma": True},
             "/etc/sparkinfer/missing.env, /opt/sparkinfer/models/elsewhere, /dev/infiniband not found on ray-spark-1. The environment "
@@ -564,9 +562,7 @@ def test_a_worker_that_cannot_reach_the_head_fails_the_role_naming_it():
         assert elapsed < 150, elapsed
     finally:
         worker.check_output(f"iptables -D {block}")
-    code, output = run_role(SCENARIO, {})
-    assert code == 0, output[-3000:]
-    assert_cluster_whole()
+    # Not run again to mend: the test after this one removes the cluster, whose worker is left unjoined.
 
 
 def test_absent_removes_the_ray_containers_workers_first_and_nothing_else():
