@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import LOOPBACK_ADDRESS, LOOPBACK_INTERFACE, cabled_port_problem, port_condition
+
 
 def _address_of(netdev: str | None, facts: dict) -> str | None:
     """The IPv4 address Ansible's network facts give the netdev (names with '-' are kept with '_')."""
@@ -52,6 +54,45 @@ def nccl_roce_env(port_hcas, facts, gid_index=None):
     return env
 
 
+def nccl_loopback(fabric, node, fabric_port):
+    """What a cluster of one node has instead of a fabric, from its fabric_facts: NCCL, Gloo, vLLM's ranks and Ray on
+    loopback, with the sentence that says so and how its ConnectX-7 port stands.
+
+    One node reaches no peer: its port may be down or uncabled, and no fabric address, netplan or ping is wanted.
+    Loopback also keeps Ray's ports and vLLM's rendezvous off every network; the API is published apart from this.
+    """
+    if not isinstance(fabric, dict) or not isinstance(fabric.get("hcas"), list):
+        raise AnsibleFilterError("nccl_loopback needs fabric_facts' sparkinfer_fabric (a dict with its hcas)")
+    return {
+        "host_ip": LOOPBACK_ADDRESS,
+        "interface": LOOPBACK_INTERFACE,
+        "transport": "loopback",
+        "env": {
+            "NCCL_SOCKET_IFNAME": LOOPBACK_INTERFACE,
+            "GLOO_SOCKET_IFNAME": LOOPBACK_INTERFACE,
+            "TP_SOCKET_IFNAME": LOOPBACK_INTERFACE,
+            "UCX_NET_DEVICES": LOOPBACK_INTERFACE,
+            "VLLM_HOST_IP": LOOPBACK_ADDRESS,
+            "RAY_NODE_IP_ADDRESS": LOOPBACK_ADDRESS,
+            "MASTER_ADDR": LOOPBACK_ADDRESS,
+            "NCCL_IB_DISABLE": "1",
+        },
+        "note": (
+            f"{node} is a cluster of one node: it needs no fabric, so none was configured or checked (no netplan, no ping, "
+            f"no bandwidth test), and its ConnectX-7 is no error here ({port_condition(fabric['hcas'], int(fabric_port))}). "
+            f"Its ranks and Ray use loopback ({LOOPBACK_ADDRESS}); clients reach the API on the management network. To serve "
+            "across Sparks, list them in sparkinfer_cluster_hosts and give each its nccl_network_fabric_addresses."
+        ),
+    }
+
+
+def nccl_port_problem(hcas_by_node, node, fabric_port):
+    """Why ConnectX-7 port fabric_port is not up on node, naming which port is cabled on which node; '' when it is up."""
+    if not isinstance(hcas_by_node, dict) or node not in hcas_by_node:
+        raise AnsibleFilterError(f"nccl_port_problem needs every node's fabric_facts HCAs by node name, {node} among them")
+    return cabled_port_problem(node, hcas_by_node, int(fabric_port))
+
+
 class FilterModule:
     def filters(self):
-        return {"nccl_roce_env": nccl_roce_env}
+        return {"nccl_roce_env": nccl_roce_env, "nccl_loopback": nccl_loopback, "nccl_port_problem": nccl_port_problem}

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import LOOPBACK_ADDRESS, port_condition
+
 SEVERITIES = ("error", "warning", "ok")
 GIB_KIB = 1048576
 # Inputs of a launch whose values may hold a secret: a drift names them, never their values.
@@ -120,12 +122,23 @@ def _memory_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> 
         yield ok("host", node, "memory", evidence)
 
 
-def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str]) -> list[dict]:
-    """What is wrong with this node's fabric, or the one finding that it is fine."""
-    problems = list(_fabric_problems(node, fabric, peers))
+def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str], alone: bool = False) -> list[dict]:
+    """What is wrong with this node's fabric, or the one finding that it is fine. A node alone in its cluster needs no
+    fabric: only what its ranks bind to is judged, and a ConnectX-7 port that is down is no error there."""
+    problems = list(_fabric_problems(node, fabric, peers, alone))
     if problems:
         return problems
     env = fabric["env"]
+    if alone:
+        return [
+            ok(
+                "fabric",
+                node,
+                "no fabric needed",
+                f"a cluster of one node: its ranks use {env.get('NCCL_SOCKET_IFNAME')} {env.get('VLLM_HOST_IP')}; "
+                f"{port_condition(fabric.get('hcas', []), fabric.get('fabric_port', 1))}",
+            )
+        ]
     netdev = {netdev["name"]: netdev for netdev in fabric.get("netdevs", [])}[env["NCCL_SOCKET_IFNAME"]]
     return [
         ok(
@@ -138,10 +151,12 @@ def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, st
     ]
 
 
-def _fabric_problems(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str]) -> Iterator[dict]:
+def _fabric_problems(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str], alone: bool) -> Iterator[dict]:
     env = fabric.get("env")
     if env is None:
         yield error("fabric", node, "no NCCL environment file", f"{fabric.get('env_file')} is missing", "run network.yml")
+        return
+    if alone and env.get("VLLM_HOST_IP") == LOOPBACK_ADDRESS:
         return
     interface_name = env.get("NCCL_SOCKET_IFNAME", "")
     netdevs = {netdev["name"]: netdev for netdev in fabric.get("netdevs", [])}
@@ -166,6 +181,8 @@ def _fabric_problems(node: str, fabric: Mapping[str, Any], peers: Mapping[str, s
             f"{fabric['env_file']} says VLLM_HOST_IP={host_ip}, {interface_name} holds {held or 'no IPv4 address'}",
             fix_env,
         )
+    if alone:
+        return
     if interface.get("operstate") not in ("up", "unknown"):
         yield error("fabric", node, "the NCCL interface is down", f"{interface_name} is {interface.get('operstate')}", "check the cable and `ip link`")
     if interface.get("mtu") != fabric.get("mtu_wanted"):
@@ -431,7 +448,7 @@ def cluster_findings(head: str, members: Sequence[str], readings: Sequence[Mappi
     for reading in nodes:
         rank_running = (reading["vllm"].get("container") or {}).get("status") == "running"
         found += host_findings(reading["node"], reading["host"], rank_running)
-        found += fabric_findings(reading["node"], reading["fabric"], peers)
+        found += fabric_findings(reading["node"], reading["fabric"], peers, alone=len(members) == 1)
     found += image_findings(nodes)
     found += ray_findings(head, nodes)
     found += vllm_findings(head, nodes)

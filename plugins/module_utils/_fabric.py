@@ -26,6 +26,9 @@ from typing import Callable
 
 ROCE_V2 = "RoCE v2"
 ARPHRD_LOOPBACK = "772"
+# Where a cluster of one node keeps NCCL, Gloo, vLLM's ranks and Ray: it has no peer to reach.
+LOOPBACK_INTERFACE = "lo"
+LOOPBACK_ADDRESS = "127.0.0.1"
 
 _NUMBERED = re.compile(r"^(?P<code>\d+):\s*(?P<name>\S.*)$")
 _RATE = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?) Gb/sec\b")
@@ -362,3 +365,48 @@ def fabric_facts(read: SysfsRead, hca_names: list[str] | None = None) -> dict:
         "twins": twin_pairs(twins, {hca.name: hca.pci_address for hca in read.hcas}),
         "netdevs": [netdev_facts(netdev, hca_of_netdev.get(netdev.name)) for netdev in sorted(read.netdevs, key=lambda nd: nd.name) if not is_loopback(netdev)],
     }
+
+
+def port_condition(hcas: list[dict], port: int) -> str:
+    """In words, how fabric_facts' HCAs show a ConnectX-7 port, and which ports are up where it is not."""
+    halves = [hca for hca in hcas if hca.get("physical_port") == port]
+    if not halves:
+        return f"ConnectX-7 port {port} has no RoCE HCA in sysfs ({len(hcas)} HCA port(s) listed)"
+    states = ", ".join(
+        f"{hca['name']} ({hca.get('netdev')}) {hca.get('state')}" + (f" ({hca['phys_state']})" if hca.get("phys_state") else "") for hca in halves
+    )
+    said = f"ConnectX-7 port {port}: {states}"
+    if all(hca.get("state") == "ACTIVE" for hca in halves):
+        return said
+    others = [number for number in up_ports(hcas) if number != port]
+    if others:
+        return said + f"; port {', '.join(map(str, others))} is up"
+    return said if up_ports(hcas) else said + "; no port is up"
+
+
+def up_ports(hcas: list[dict]) -> list[int]:
+    """The ConnectX-7 ports whose halves fabric_facts shows ACTIVE: where a cable is."""
+    return sorted({hca["physical_port"] for hca in hcas if hca.get("state") == "ACTIVE" and hca.get("physical_port") is not None})
+
+
+def cabled_port_problem(node: str, hcas_by_node: dict[str, list[dict]], port: int) -> str:
+    """Why the fabric port is not up on this node, and which port is cabled on which node instead; '' when both halves
+    of the port are ACTIVE. hcas_by_node holds fabric_facts' HCAs of every node of the cluster, this one among them."""
+    halves = [hca for hca in hcas_by_node[node] if hca.get("physical_port") == port]
+    if halves and all(hca.get("state") == "ACTIVE" for hca in halves):
+        return ""
+    said = f"{node}: {port_condition(hcas_by_node[node], port)}."
+    cabled = {name: up_ports(hcas) for name, hcas in hcas_by_node.items()}
+    here = [number for number in cabled[node] if number != port]
+    if not here:
+        return (
+            f"{said} Check that the cable sits in port {port} (nccl_network_fabric_port) on every node, the same port on "
+            "both ends, and that the peer is powered on."
+        )
+    where = ", ".join(f"port {', '.join(map(str, ports)) or 'none'} on {name}" for name, ports in cabled.items())
+    if all(cabled[name] == cabled[node] for name in cabled):
+        return f"{said} The cable is in port {here[0]} on every node ({where}): set nccl_network_fabric_port: {here[0]}."
+    return (
+        f"{said} The cabled ports differ between the nodes ({where}): put the cable in the same port on every node, port "
+        f"{port} (nccl_network_fabric_port), or set nccl_network_fabric_port to the one they share."
+    )

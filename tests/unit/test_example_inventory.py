@@ -1,4 +1,5 @@
-"""inventories/example-two-sparks passes validate_inventory.yml, and its recipe on one Spark is refused before any host changes.
+"""The worked inventories pass validate_inventory.yml: example-two-sparks, whose recipe on one Spark is refused before any
+host changes, and example-one-spark (gpt-oss-120b on one Spark, no fabric).
 
 validate_inventory.yml touches no host (no facts, only the controller's checks), so it runs here on the worked inventory.
 """
@@ -14,10 +15,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inventories" / "example-two-sparks"
+ONE_SPARK = REPO / "inventories" / "example-one-spark"
 PLAYBOOK = REPO / "playbooks" / "validate_inventory.yml"
 
 
-def validate(*args: str) -> subprocess.CompletedProcess:
+def validate(*args: str, inventory: Path = EXAMPLE) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
@@ -26,7 +28,7 @@ def validate(*args: str) -> subprocess.CompletedProcess:
         "ANSIBLE_NOCOLOR": "1",
     }
     ansible_playbook = Path(sys.executable).with_name("ansible-playbook")
-    command = [str(ansible_playbook), "-i", str(EXAMPLE), str(PLAYBOOK), "-e", f"ansible_python_interpreter={sys.executable}", *args]
+    command = [str(ansible_playbook), "-i", str(inventory), str(PLAYBOOK), "-e", f"ansible_python_interpreter={sys.executable}", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
@@ -52,3 +54,13 @@ def test_the_disk_check_is_the_workers_alone_as_real_sparks_says():
     assert "gb10_host_required_disk_free_gib" not in group_vars
     assert "gb10_host_required_disk_free_gib" not in hosts["sparkinfer_head"]["hosts"]["spark-a"]
     assert hosts["sparkinfer_workers"]["hosts"]["spark-b"]["gb10_host_required_disk_free_gib"] == 150
+
+
+def test_the_worked_one_spark_inventory_passes_the_specs_and_its_recipe_fits_one_node():
+    run = validate(inventory=ONE_SPARK)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "spark-a                    : ok=3    changed=0" in run.stdout
+    group_vars = yaml.safe_load((ONE_SPARK / "group_vars" / "sparkinfer_nodes.yml").read_text(encoding="utf-8"))
+    assert group_vars["sparkinfer_recipe"] == "gpt-oss-120b"
+    # No fabric to fill in: a cluster of one node has none.
+    assert "nccl_network_fabric_addresses" not in (ONE_SPARK / "hosts.yml").read_text(encoding="utf-8")

@@ -1,7 +1,9 @@
 """A fleet of two clusters on the converged pair's nodes, regrouped as two one-node clusters (each its own head, server,
 port and API key, beside the pair's server), brought up by one site.yml and changed by rollout.yml one cluster at a time:
 
-1. site.yml serves both clusters; status.yml sums up the fleet.
+1. site.yml serves both clusters, each a cluster of one node with no fabric address: no fabric is configured or checked,
+   and the second's ConnectX-7 stand-in, read as a Spark's sysfs, has its port down, which neither site.yml nor the doctor
+   calls an error; status.yml sums up the fleet.
 2. A rollout to an image whose vLLM lacks the model's class stops at the first cluster before its server stops; the
    second is never touched. A node's record of its launches with a variable written into it stops the rollout at the
    read, before that cluster changes.
@@ -53,8 +55,16 @@ FLEET_VARS = {
     "vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1"},
     "vllm_serve_expect": {"architecture": "Qwen3MoeForCausalLM", "quantization": None},
 }
-# The second cluster's own variables: its nodes, its image's name.
-FLEET_B = {"sparkinfer_cluster_hosts": ["e2e-spark-2"], "vllm_image_name": MOVING}
+# The second cluster's own variables: its nodes, its image's name, and the node image's Spark-shaped RoCE sysfs with no socket
+# fallback, as on a real Spark (its ConnectX-7 stand-in's port is down in the fleet).
+FLEET_B = {
+    "sparkinfer_cluster_hosts": ["e2e-spark-2"],
+    "vllm_image_name": MOVING,
+    "nccl_network_sysfs_root": "/run/sparkinfer-lab/sysfs",
+    "nccl_network_allow_socket_fallback": False,
+}
+# The halves of port 1 of the ConnectX-7 stand-in (their peers' links: down, the twins lose their carrier, as uncabled).
+PORT_1_PEERS = ("enp1s0f1np1-x", "enP2p1s0f1np1-x")
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +73,12 @@ def fleet(tmp_path_factory):
     directory = tmp_path_factory.mktemp("fleet")
     (directory / "group_vars").mkdir()
     (directory / "group_vars" / "sparkinfer_nodes.yml").symlink_to(REPO / "inventories" / "lab" / "group_vars" / "sparkinfer_nodes.yml")
-    (directory / "host_vars").symlink_to(REPO / "extensions" / "molecule" / "e2e" / "host_vars")
+    # The nodes' own values, without the pair's fabric addresses: a cluster of one node has none.
+    (directory / "host_vars").mkdir()
+    for host in FLEET:
+        values = yaml.safe_load((REPO / "extensions" / "molecule" / "e2e" / "host_vars" / f"{host}.yml").read_text(encoding="utf-8"))
+        values.pop("nccl_network_fabric_addresses")
+        (directory / "host_vars" / f"{host}.yml").write_text(yaml.safe_dump(values), encoding="utf-8")
     clusters = {group: {"hosts": {host: {"ansible_connection": "community.docker.docker"}}} for host, group in FLEET.items()}
     hosts = {"all": {"children": {"sparkinfer_nodes": {"children": {"lab_fleet": {"children": clusters}}}, "sparkinfer_head": {"hosts": dict.fromkeys(FLEET)}}}}
     (directory / "hosts.yml").write_text(yaml.safe_dump(hosts), encoding="utf-8")
@@ -75,8 +90,9 @@ def fleet(tmp_path_factory):
             f"printf 'FROM {LATEST}\\nLABEL org.sparkinfer.lab=fleet-new\\n' | docker build -q -t {NEW} - && "
             f"printf 'FROM {LATEST}\\nRUN sed -i /Qwen3MoeForCausalLM.:/d {REGISTRY}\\n' | docker build -q -t {NO_CLASS} -"
         )
-    node("e2e-spark-2").check_output(f"docker tag {LATEST} {MOVING}")
+    node("e2e-spark-2").check_output(f"docker tag {LATEST} {MOVING} && " + " && ".join(f"ip link set {peer} down" for peer in PORT_1_PEERS))
     yield directory
+    node("e2e-spark-2").check_output(" && ".join(f"ip link set {peer} up" for peer in PORT_1_PEERS))
     removed = timed("serve.yml", {"vllm_serve_state": "absent"}, inventory=str(directory / "hosts.yml"))
     for host in FLEET:
         node(host).run(f"docker rmi {NEW} {NO_CLASS} {MOVING}")
@@ -122,14 +138,32 @@ def recap_changed(output: str, host: str) -> int:
     return int(re.search(rf"{host} *: ok=\d+ +changed=(\d+) ", output).group(1))
 
 
-def test_fleet_1_one_site_run_serves_both_clusters_and_status_sums_up_the_fleet(fleet):
+def test_fleet_1_one_site_run_serves_both_clusters_without_a_fabric_and_status_sums_up_the_fleet(fleet):
     run = fleet_run(fleet, "site.yml")
     assert run.code == 0, run.output[-3000:]
     for host in FLEET:
         assert f"Cluster of {host} (1 node): serving" in run.output, run.output[-3000:]
     assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     assert "Fleet of 2 clusters - 2 serving, 0 degraded, 0 down" in run.output
-    print(f"site.yml on the fleet: {run.seconds} s")
+    # No fabric: said, with how each node's ConnectX-7 stands (the lab machine's sysfs has none; the stand-in's port is down).
+    said = " ".join(run.output.split())
+    skipped = "is a cluster of one node: it needs no fabric, so none was configured or checked (no netplan, no ping, no bandwidth test)"
+    assert f"e2e-spark-1 {skipped}, and its ConnectX-7 is no error here (ConnectX-7 port 1 has no RoCE HCA in sysfs" in said, run.output[-3000:]
+    assert (
+        f"e2e-spark-2 {skipped}, and its ConnectX-7 is no error here (ConnectX-7 port 1: rocep1s0f1 (enp1s0f1np1) DOWN (Disabled), "
+        "roceP2p1s0f1 (enP2p1s0f1np1) DOWN (Disabled); no port is up)"
+    ) in said
+    for host in FLEET:
+        env = node(host).check_output("cat /etc/sparkinfer/nccl.env")
+        assert ("VLLM_HOST_IP=127.0.0.1" in env.splitlines(), "NCCL_SOCKET_IFNAME=lo" in env.splitlines()) == (True, True), env
+    # The doctor on the second cluster: its down port is no error.
+    doctor = timed("doctor.yml", {"sparkinfer_targets": "e2e-spark-2"}, inventory=str(fleet / "hosts.yml"))
+    assert (
+        "ok fabric e2e-spark-2 no fabric needed: a cluster of one node: its ranks use lo 127.0.0.1; ConnectX-7 port 1: "
+        "rocep1s0f1 (enp1s0f1np1) DOWN (Disabled), roceP2p1s0f1 (enP2p1s0f1np1) DOWN (Disabled); no port is up"
+    ) in doctor.output, doctor.output[-3000:]
+    assert not re.search(r"(ERROR|WARNING) fabric ", doctor.output), doctor.output[-3000:]
+    print(f"site.yml on the fleet: {run.seconds} s; doctor.yml on one cluster: {doctor.seconds} s")
 
 
 def test_fleet_2_a_rollout_to_an_image_without_the_models_class_stops_at_the_first_cluster_before_its_server_stops(fleet):
@@ -143,7 +177,7 @@ def test_fleet_2_a_rollout_to_an_image_without_the_models_class_stops_at_the_fir
     ) in run.output, run.output[-3000:]
     assert "Its server was not stopped: it still serves what it served before. Changed and serving the change: none. Not touched: e2e-spark-2." in run.output
     # The second cluster's batch never started.
-    assert "[e2e-spark-2]" not in run.output.split("PLAY [Roll the change out", 1)[1], run.output[-3000:]
+    assert not re.search(r"(ok|changed|fatal): \[e2e-spark-2\]", rolled_out(run)), run.output[-3000:]
     assert {host: started_at(host) for host in FLEET} == before
     assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     record("fleet: rollout to an image without the model's class", run.seconds, 120, "rollout.yml: vllm_image gate on the first cluster")
@@ -166,10 +200,48 @@ def test_fleet_2b_a_record_of_launches_a_node_wrote_more_into_stops_the_rollout_
         f"The record of e2e-spark-1's launches ({CONTAINER}.inputs.json in /etc/sparkinfer) holds what vllm_serve never writes there: "
         "current.ansible_connection (not an input the collection writes). No variable is set from it, and nothing of this cluster was changed."
     ) in " ".join(run.output.split()), run.output[-3000:]
-    assert "PLAY [Remove the images" not in run.output
+    assert "TASK [Remove the images each node served before" not in run.output
     assert {host: started_at(host) for host in FLEET} == before
     assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
     record("fleet: a record of launches tampered on a node", run.seconds, 120, "rollout.yml: refused at the read, nothing changed")
+
+
+def test_fleet_2c_a_head_that_stops_answering_while_serving_is_named_by_its_batch_s_reporter(fleet):
+    # From the serve stage on, Ansible's connection to e2e-spark-1 finds no container, as SSH finds no host once a Spark
+    # is lost: its address follows the rollout's stage (with pipelining off, for the run, a failed connection is one, not a
+    # module's failure). Unvalidated: the validation launch is not what this is about.
+    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW, "sparkinfer_rollout_validate": False})
+    host_vars = fleet / "host_vars" / "e2e-spark-1.yml"
+    kept = host_vars.read_text(encoding="utf-8")
+    lost = "(__rollout_stage | default('')) == 'serve'"
+    host_vars.write_text(
+        kept + yaml.safe_dump({"ansible_host": f"{{{{ 'e2e-spark-1-lost' if {lost} else 'e2e-spark-1' }}}}", "ansible_pipelining": False}),
+        encoding="utf-8",
+    )
+    before = {host: started_at(host) for host in FLEET}
+    try:
+        run = fleet_run(fleet, "rollout.yml")
+    finally:
+        host_vars.write_text(kept, encoding="utf-8")
+    assert run.code != 0, run.output[-3000:]
+    assert re.search(r"fatal: \[e2e-spark-1\]: UNREACHABLE", run.output), run.output[-3000:]
+    assert (
+        "The rollout stopped at the cluster of e2e-spark-1 (e2e-spark-1): e2e-spark-1 stopped answering at the serve stage, so "
+        "nothing could be put back or checked there: its server may have been stopped for the relaunch, so it may be down. "
+        "Changed and serving the change: none. Not touched: e2e-spark-2. Once e2e-spark-1 answers again, run doctor.yml"
+    ) in " ".join(run.output.split()), run.output[-3000:]
+    # No later batch started, and no image was removed.
+    assert not re.search(r"(ok|changed|fatal): \[e2e-spark-2\]", rolled_out(run)), run.output[-3000:]
+    assert "TASK [Remove the images each node served before" not in run.output
+    # Lost before its first task of the serve stage: the server was never stopped.
+    assert {host: started_at(host) for host in FLEET} == before
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
+    record("fleet: a head lost while serving", run.seconds, 180, "rollout.yml: the batch's reporter")
+
+
+def rolled_out(run: Run) -> str:
+    """What rollout.yml's play of batches printed."""
+    return run.output.split("PLAY [Roll the change out", 1)[1].split("PLAY [Remove the images", 1)[0]
 
 
 def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_on_the_build_it_served_and_the_cluster_before_keeps_the_change(fleet):
@@ -195,6 +267,7 @@ def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_on_the_build_it_
     assert "e2e-spark-2 has " in run.output[validated.end() :]
     assert "less than the 1000.0 GiB a validation needs (sparkinfer_rollout_validate_min_available_gib): the change is not validated first" in run.output
     assert "vLLM failed (bad_argument): ValueError: current platform cpu does not support ray." in run.output, run.output[-3000:]
+    assert "This platform cannot use the Ray executor: use --distributed-executor-backend mp" in run.output, run.output[-3000:]
     assert "The rollout stopped at the cluster of e2e-spark-2 (e2e-spark-2): serve failed on e2e-spark-2" in run.output
     assert (
         f"It was put back on the build of {MOVING} it served before, {served_id[7:19]} (the name now stands for {moved_id[7:19]}) "

@@ -312,7 +312,10 @@ def test_roce_a_twin_without_link_is_named_with_its_state():
         head.check_output(f"ip link set {TWINS[1]}-x up")
         wait_until(lambda: ipv4_held(head, TWINS[1]) == [address])
     assert code == 2, output[-2000:]
-    assert f"roceP2p1s0f1 ({TWINS[1]}) on nccl-spark-1 is DOWN (Disabled): check that the cable sits in port 1" in output, output[-2000:]
+    assert (
+        f"nccl-spark-1: ConnectX-7 port 1: rocep1s0f1 ({TWINS[0]}) ACTIVE (LinkUp), roceP2p1s0f1 ({TWINS[1]}) DOWN (Disabled). "
+        "Check that the cable sits in port 1 (nccl_network_fabric_port) on every node"
+    ) in output, output[-2000:]
 
 
 def test_roce_twins_in_one_subnet_are_refused():

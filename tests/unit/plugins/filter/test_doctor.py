@@ -314,3 +314,36 @@ def test_readings_that_are_not_a_list_of_nodes_are_refused():
         doctor_findings({"node": HEAD}, HEAD, PAIR)
     with pytest.raises(AnsibleFilterError, match="a reading lacks what the doctor judges"):
         doctor_findings([{"node": HEAD, "vllm": {}}], HEAD, PAIR)
+
+
+# What nccl_network writes for a cluster of one node (the nccl_loopback filter), on the head's healthy reading.
+LOOPBACK_ENV = {"MASTER_ADDR": "127.0.0.1", "NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "lo", "VLLM_HOST_IP": "127.0.0.1"}
+DOWN_PORT = [
+    {**SPARK_HCA, "state": "DOWN", "phys_state": "Disabled"},
+    {**SPARK_HCA, "name": "roceP2p1s0f1", "netdev": "enP2p1s0f1np1", "state": "DOWN", "phys_state": "Disabled"},
+]
+
+
+def alone(**fabric) -> list[dict]:
+    """The fabric findings on the head's healthy reading judged as a cluster of one node, with these fabric values."""
+    reading = copy.deepcopy(readings("healthy-pair-with-ray")[0])
+    reading["fabric"].update(fabric, pings=[])
+    return [entry for entry in doctor_findings([reading], HEAD, [HEAD]) if entry["area"] == "fabric"]
+
+
+def test_a_node_alone_on_loopback_with_its_port_down_needs_no_fabric():
+    found = alone(env=LOOPBACK_ENV, hcas=DOWN_PORT, fabric_port=1)
+    assert [(entry["severity"], entry["what"]) for entry in found] == [("ok", "no fabric needed")]
+    assert found[0]["evidence"] == (
+        "a cluster of one node: its ranks use lo 127.0.0.1; ConnectX-7 port 1: rocep1s0f1 (enp1s0f1np1) DOWN (Disabled), "
+        "roceP2p1s0f1 (enP2p1s0f1np1) DOWN (Disabled); no port is up"
+    )
+    # The same reading in a pair: the fabric interface is gone.
+    assert problems(judged(head__fabric__env=LOOPBACK_ENV))[0][3] == "the NCCL interface is gone"
+
+
+def test_a_node_alone_is_judged_on_what_its_ranks_bind_to_only():
+    # Its old fabric environment still binds the ranks: a changed address is an error, an MTU or a missing ping is not.
+    assert [entry["what"] for entry in alone(mtu_wanted=1500, hcas=DOWN_PORT)] == ["no fabric needed"]
+    assert [entry["what"] for entry in alone(ipv4={"eth0": "192.168.183.99"})] == ["the fabric address changed"]
+    assert [entry["what"] for entry in alone(env=None)] == ["no NCCL environment file"]
