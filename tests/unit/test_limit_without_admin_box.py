@@ -1,0 +1,46 @@
+"""A playbook that makes its part on the admin box (a play on localhost) refuses a --limit that leaves localhost out,
+naming sparkinfer_targets; site.yml, limited to one cluster, goes on without its closing status table.
+
+The refusal comes before any connection (the node's address is never reached), so the run stays on the controller.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def limited_run(tmp_path: Path, playbook: str) -> subprocess.CompletedProcess:
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  children:\n    sparkinfer_nodes:\n      hosts:\n        spark-b: {ansible_host: 192.0.2.1}\n", encoding="utf-8")
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    command = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks" / playbook), "--limit", "spark-b"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+@pytest.mark.parametrize("playbook", ["doctor.yml", "status.yml", "rollout.yml", "prometheus_targets.yml"])
+def test_a_limit_that_leaves_out_the_admin_box_is_refused_naming_sparkinfer_targets(tmp_path, playbook):
+    run = limited_run(tmp_path, playbook)
+    assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-3000:]
+    output = " ".join((run.stdout + run.stderr).split())
+    assert (
+        f"{playbook} does its part on the admin box (localhost), which --limit spark-b leaves out. Name the nodes with -e sparkinfer_targets=spark-b instead."
+    ) in output, output[-3000:]
+
+
+def test_site_limited_to_one_cluster_goes_on_without_its_status_table():
+    plays = yaml.safe_load((REPO / "playbooks" / "site.yml").read_text(encoding="utf-8"))
+    status = next(play for play in plays if play.get("ansible.builtin.import_playbook") == "status.yml")
+    assert status["vars"] == {"__sparkinfer_in_site": True}
