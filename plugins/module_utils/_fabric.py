@@ -367,21 +367,33 @@ def fabric_facts(read: SysfsRead, hca_names: list[str] | None = None) -> dict:
     }
 
 
+def port_halves(hcas: list[dict], port: int) -> list[dict]:
+    """fabric_facts' HCAs of one ConnectX-7 port: its two halves (one per PCIe link) on a Spark."""
+    return [hca for hca in hcas if hca.get("physical_port") == port]
+
+
+def port_up(hcas: list[dict], port: int) -> bool:
+    """Whether the port has halves in sysfs and every one of them is ACTIVE."""
+    halves = port_halves(hcas, port)
+    return bool(halves) and all(hca.get("state") == "ACTIVE" for hca in halves)
+
+
 def port_condition(hcas: list[dict], port: int) -> str:
     """In words, how fabric_facts' HCAs show a ConnectX-7 port, and which ports are up where it is not."""
-    halves = [hca for hca in hcas if hca.get("physical_port") == port]
+    halves = port_halves(hcas, port)
     if not halves:
         return f"ConnectX-7 port {port} has no RoCE HCA in sysfs ({len(hcas)} HCA port(s) listed)"
     states = ", ".join(
         f"{hca['name']} ({hca.get('netdev')}) {hca.get('state')}" + (f" ({hca['phys_state']})" if hca.get("phys_state") else "") for hca in halves
     )
     said = f"ConnectX-7 port {port}: {states}"
-    if all(hca.get("state") == "ACTIVE" for hca in halves):
+    if port_up(hcas, port):
         return said
-    others = [number for number in up_ports(hcas) if number != port]
+    cabled = up_ports(hcas)
+    others = [number for number in cabled if number != port]
     if others:
         return said + f"; port {', '.join(map(str, others))} is up"
-    return said if up_ports(hcas) else said + "; no port is up"
+    return said if cabled else said + "; no port is up"
 
 
 def up_ports(hcas: list[dict]) -> list[int]:
@@ -392,8 +404,7 @@ def up_ports(hcas: list[dict]) -> list[int]:
 def cabled_port_problem(node: str, hcas_by_node: dict[str, list[dict]], port: int) -> str:
     """Why the fabric port is not up on this node, and which port is cabled on which node instead; '' when both halves
     of the port are ACTIVE. hcas_by_node holds fabric_facts' HCAs of every node of the cluster, this one among them."""
-    halves = [hca for hca in hcas_by_node[node] if hca.get("physical_port") == port]
-    if halves and all(hca.get("state") == "ACTIVE" for hca in halves):
+    if port_up(hcas_by_node[node], port):
         return ""
     said = f"{node}: {port_condition(hcas_by_node[node], port)}."
     cabled = {name: up_ports(hcas) for name, hcas in hcas_by_node.items()}

@@ -59,13 +59,13 @@ def rollout_batches(targets: Sequence[str], cluster_hosts: Mapping[str, object],
             cluster_of[member] = cluster
         clusters.append(cluster)
     batches = [clusters[start : start + clusters_per_batch] for start in range(0, len(clusters), clusters_per_batch)]
-    reporters = [f"{REPORTER_PREFIX}{number}" for number in range(1, len(batches) + 1)]
+    batch_nodes = {f"{REPORTER_PREFIX}{number}": [host for cluster in batch for host in cluster] for number, batch in enumerate(batches, start=1)}
     return {
         "clusters": clusters,
-        "order": [host for batch, reporter in zip(batches, reporters) for host in [*(host for cluster in batch for host in cluster), reporter]],
-        "batches": [sum(len(cluster) for cluster in batch) + 1 for batch in batches],
-        "reporters": reporters,
-        "batch_nodes": {reporter: [host for cluster in batch for host in cluster] for batch, reporter in zip(batches, reporters)},
+        "order": [host for reporter, nodes in batch_nodes.items() for host in [*nodes, reporter]],
+        "batches": [len(nodes) + 1 for nodes in batch_nodes.values()],
+        "reporters": list(batch_nodes),
+        "batch_nodes": batch_nodes,
         "clusters_per_batch": clusters_per_batch,
     }
 

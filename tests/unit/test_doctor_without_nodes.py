@@ -5,34 +5,13 @@ The node plays match no host, so the whole run stays on the controller: it runs 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from .controller_playbook import run_controller_playbook
 
 
 def test_an_inventory_without_nodes_is_named_as_such(tmp_path):
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  children:\n    sparkinfer_nodes:\n      hosts: {}\n", encoding="utf-8")
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    command = [
-        str(Path(sys.executable).with_name("ansible-playbook")),
-        "-i",
-        str(inventory),
-        str(REPO / "playbooks" / "doctor.yml"),
-        "-e",
-        f"ansible_python_interpreter={sys.executable}",
-        "-e",
-        f"doctor_report_dir={tmp_path / 'reports'}",
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    run = run_controller_playbook("doctor.yml", inventory, "-e", f"doctor_report_dir={tmp_path / 'reports'}")
     assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-3000:]
     output = " ".join(run.stdout.split())
     assert "No node was read: the targets (the group sparkinfer_nodes) hold no host of this inventory." in output, run.stdout[-3000:]

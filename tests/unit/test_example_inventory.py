@@ -6,30 +6,19 @@ validate_inventory.yml touches no host (no facts, only the controller's checks),
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+from .controller_playbook import REPO, run_controller_playbook
+
 EXAMPLE = REPO / "inventories" / "example-two-sparks"
 ONE_SPARK = REPO / "inventories" / "example-one-spark"
-PLAYBOOK = REPO / "playbooks" / "validate_inventory.yml"
 
 
 def validate(*args: str, inventory: Path = EXAMPLE) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
-        "ANSIBLE_FORCE_COLOR": "0",
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    ansible_playbook = Path(sys.executable).with_name("ansible-playbook")
-    command = [str(ansible_playbook), "-i", str(inventory), str(PLAYBOOK), "-e", f"ansible_python_interpreter={sys.executable}", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    return run_controller_playbook("validate_inventory.yml", inventory, *args)
 
 
 def test_the_worked_two_spark_inventory_passes_the_specs_and_its_recipe_fits():

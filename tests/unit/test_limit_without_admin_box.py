@@ -6,28 +6,19 @@ The refusal comes before any connection (the node's address is never reached), s
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+from .controller_playbook import REPO, run_controller_playbook
 
 
 def limited_run(tmp_path: Path, playbook: str) -> subprocess.CompletedProcess:
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  children:\n    sparkinfer_nodes:\n      hosts:\n        spark-b: {ansible_host: 192.0.2.1}\n", encoding="utf-8")
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    command = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks" / playbook), "--limit", "spark-b"]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    return run_controller_playbook(playbook, inventory, "--limit", "spark-b")
 
 
 @pytest.mark.parametrize("playbook", ["doctor.yml", "status.yml", "rollout.yml", "prometheus_targets.yml"])
