@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import LOOPBACK_ADDRESS, port_condition
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import judge, platform_of
 
 SEVERITIES = ("error", "warning", "ok")
 GIB_KIB = 1048576
@@ -40,7 +41,20 @@ def _gib(kib: float) -> str:
     return f"{kib / GIB_KIB:.1f} GiB"
 
 
-def host_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> Iterator[dict]:
+def platform_findings(node: str, facts: Mapping[str, Any], parts: Sequence[str], accepted: Sequence[str], fabric: bool) -> Iterator[dict]:
+    """The platform table's rows of these parts on a node, as the preflight that refuses on them judges them."""
+    for row in judge(platform_of(facts, accepted_branches=accepted, fabric=fabric), parts):
+        area = "image" if row["part"] == "image" else "host"
+        evidence = row["what"] + (f" (source: {row['source']})" if row["source"] else "")
+        if row["verdict"] == "refuse":
+            yield error(area, node, row["title"], evidence, row["fix"])
+        elif row["verdict"] == "warn":
+            yield warning(area, node, row["title"], evidence, row["fix"])
+        else:
+            yield ok(area, node, row["title"], evidence)
+
+
+def host_findings(node: str, host: Mapping[str, Any], rank_running: bool, alone: bool = False) -> Iterator[dict]:
     if not host.get("gpus"):
         yield error(
             "host",
@@ -51,17 +65,7 @@ def host_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> Ite
         )
     else:
         yield ok("host", node, "GPU visible", ", ".join(f"{gpu['name']} (SM {gpu['compute_cap']})" for gpu in host["gpus"]))
-    branch, supported = host.get("driver_branch"), host.get("supported_driver_branches") or []
-    if branch not in supported:
-        yield error(
-            "host",
-            node,
-            "unsupported driver branch",
-            f"driver {host.get('driver_version')}, supported branches {', '.join(supported)}",
-            "install a 580.x driver: 590.x deadlocks in CUDA-graph capture on GB10 unified memory"
-            if branch == "590"
-            else "install a supported driver, or add its branch to gb10_host_supported_driver_branches",
-        )
+    yield from platform_findings(node, host, ["driver", "kernel"], host.get("supported_driver_branches") or [], not alone)
     if host.get("docker_error"):
         yield error("host", node, "Docker does not answer", host["docker_error"], "`sudo systemctl enable --now docker`, then `sudo docker info`")
     elif not host.get("docker_nvidia_runtime"):
@@ -288,6 +292,14 @@ def image_findings(nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
             )
 
 
+def image_platform_findings(head: Mapping[str, Any]) -> Iterator[dict]:
+    """The platform table's image rows on the head: the CUDA compat driver its image carries over its own driver (the
+    image probe kept on the head says; an image never probed there has no such row)."""
+    image = head["vllm"].get("image") or {}
+    facts = {"driver_version": head["host"].get("driver_version"), "compat_driver_version": image.get("compat_driver_version")}
+    return platform_findings(head["node"], facts, ["image"], (), True)
+
+
 def ray_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
     if not any(reading["ray"].get("expected") for reading in nodes):
         return
@@ -447,9 +459,10 @@ def cluster_findings(head: str, members: Sequence[str], readings: Sequence[Mappi
     peers = {reading["node"]: reading["fabric"].get("host_ip", "") for reading in nodes}
     for reading in nodes:
         rank_running = (reading["vllm"].get("container") or {}).get("status") == "running"
-        found += host_findings(reading["node"], reading["host"], rank_running)
+        found += host_findings(reading["node"], reading["host"], rank_running, alone=len(members) == 1)
         found += fabric_findings(reading["node"], reading["fabric"], peers, alone=len(members) == 1)
     found += image_findings(nodes)
+    found += image_platform_findings(_reading_of(head, nodes))
     found += ray_findings(head, nodes)
     found += vllm_findings(head, nodes)
     found += drift_findings(head, nodes)

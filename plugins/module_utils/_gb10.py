@@ -33,6 +33,9 @@ GPU_QUERY_FORMAT = "csv,noheader,nounits"
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 _SMI_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)")
 # ASCII only: /proc/meminfo is ASCII, and digits of other scripts (Arabic-Indic, fullwidth) must not read as figures.
+# /proc/driver/nvidia/version's first line: the open kernel modules say "Open Kernel Module for <arch>", the proprietary
+# ones "<arch> Kernel Module" (fixtures/gb10/SOURCES.md).
+_NVRM_LINE = re.compile(r"^NVRM version: NVIDIA UNIX (?:(?P<open>Open Kernel Module for \S+)|\S+ Kernel Module)\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s", re.M)
 _MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$", re.ASCII)
 
 
@@ -129,6 +132,14 @@ def parse_meminfo(text: str) -> dict[str, int]:
         if required not in values:
             raise Gb10ParseError(f"/proc/meminfo has no {required} line")
     return values
+
+
+def parse_nvrm_version(text: str) -> tuple[str, str]:
+    """("open" or "proprietary", the driver version) from /proc/driver/nvidia/version."""
+    match = _NVRM_LINE.search(text)
+    if match is None:
+        raise Gb10ParseError("/proc/driver/nvidia/version has no 'NVRM version: NVIDIA UNIX ... Kernel Module VERSION' line")
+    return ("open" if match.group("open") else "proprietary", match.group("version"))
 
 
 def driver_branch(driver_version: str | None) -> str | None:

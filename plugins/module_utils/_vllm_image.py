@@ -103,6 +103,11 @@ def rdma_libraries():
         found[name] = paths[0] if paths else None
     return found
 
+def compat_libcuda():
+    import glob
+    patterns = ["/usr/local/cuda*/compat/libcuda.so.*", "/usr/local/cuda*/compat/lib*/libcuda.so.*"]
+    return sorted({path for pattern in patterns for path in glob.glob(pattern)})
+
 attempt("distributions", distributions)
 attempt("vllm_version", lambda: __import__("vllm").__version__)
 attempt("architectures", architectures)
@@ -114,6 +119,7 @@ attempt("torch", torch_facts)
 attempt("known_env_vars", known_env_vars)
 attempt("entrypoint_env_refs", entrypoint_env_refs)
 attempt("rdma_libraries", rdma_libraries)
+attempt("compat_libcuda", compat_libcuda)
 sys.stdout.write("SPARKINFER_VLLM_IMAGE_PROBE " + json.dumps(facts) + "\n")
 """
 
@@ -244,7 +250,7 @@ def _checked_probe_answer(raw: Any) -> dict[str, Any]:
     _text_map(raw.get("previously_supported"), what("previously_supported"))
     for key in ("vllm_version", "ray_version"):
         _optional(raw.get(key), str, what(key))
-    for key in ("architectures", "architectures_from_source", "known_env_vars"):
+    for key in ("architectures", "architectures_from_source", "known_env_vars", "compat_libcuda"):
         _strings(raw.get(key), what(key))
     torch = _optional(raw.get("torch"), dict, what("torch")) or {}
     for key in ("version", "cuda"):
@@ -282,8 +288,22 @@ def _probe_facts(raw: Any) -> dict[str, Any]:
         "entrypoint_env_vars": unknown_refs,
         "env_configured_entrypoint": bool(unknown_refs),
         "rdma_libraries": {name: (raw.get("rdma_libraries") or {}).get(name) for name in RDMA_LIBRARIES},
+        "compat_driver_version": compat_driver_version(raw.get("compat_libcuda")) if "compat_libcuda" in raw else None,
         "probe_errors": raw.get("errors") or {},
     }
+
+
+# The CUDA forward-compatibility libcuda an image carries is named for the driver it was built from: cuda-compat-12-2
+# installs /usr/local/cuda-12.2/compat/libcuda.so.535.129.03; NGC images keep theirs in /usr/local/cuda/compat/lib.real.
+_COMPAT_LIBCUDA = re.compile(r"/libcuda\.so\.(?P<version>\d+\.\d+(?:\.\d+)?)$")
+
+
+def compat_driver_version(paths: list[str] | None) -> str | None:
+    """The newest driver version among the compat libcuda files the probe found ('' for none; None when not probed)."""
+    if paths is None:
+        return None
+    versions = [match.group("version") for match in (_COMPAT_LIBCUDA.search(path) for path in paths) if match]
+    return max(versions, key=lambda version: tuple(int(part) for part in version.split(".")), default="")
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")

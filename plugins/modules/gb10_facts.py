@@ -42,6 +42,16 @@ options:
     description: The file to read memory figures from.
     type: path
     default: /proc/meminfo
+  nvrm_version_path:
+    description:
+      - The file the loaded NVIDIA kernel module describes itself in; its first line says whether NVIDIA's open kernel
+        modules or the proprietary ones are loaded (C(kernel_module)).
+    type: path
+    default: /proc/driver/nvidia/version
+  cmdline_path:
+    description: The file the kernel's boot options are read from (C(kernel_cmdline)).
+    type: path
+    default: /proc/cmdline
   docker_path:
     description: The C(docker) client executable, a name looked up on the PATH or an absolute path.
     type: str
@@ -167,11 +177,43 @@ ansible_facts:
           type: int
           returned: always
           sample: 20310000
+        memory_cma_total_kib:
+          description: C(CmaTotal) from C(/proc/meminfo) (the contiguous memory area) in KiB, or null when the kernel has none.
+          type: int
+          returned: always
+          sample: 0
+        memory_cma_free_kib:
+          description: C(CmaFree) from C(/proc/meminfo) in KiB, or null when the kernel has none.
+          type: int
+          returned: always
+          sample: 0
         architecture:
           description: The host's CPU architecture as C(uname -m) prints it.
           type: str
           returned: always
           sample: aarch64
+        kernel_release:
+          description: The running kernel's release, as C(uname -r) prints it.
+          type: str
+          returned: always
+          sample: 6.17.0-1014-nvidia
+        kernel_cmdline:
+          description: The kernel's boot options (O(cmdline_path)), or null when it cannot be read.
+          type: str
+          returned: always
+          sample: BOOT_IMAGE=/boot/vmlinuz-6.17.0-1014-nvidia root=UUID=... ro quiet splash
+        kernel_module:
+          description:
+            - C(open) when NVIDIA's open kernel modules are loaded, C(proprietary) for the closed ones (read from
+              O(nvrm_version_path)); null when no NVIDIA module is loaded or the file says neither (C(kernel_module_error)).
+          type: str
+          returned: always
+          sample: open
+        kernel_module_error:
+          description: Why C(kernel_module) is null, or null.
+          type: str
+          returned: always
+          sample: null
         docker_version:
           description: The Docker engine's version (C(ServerVersion)), or null when no daemon answered.
           type: str
@@ -272,6 +314,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     nearest_existing_path,
     parse_gpu_query,
     parse_meminfo,
+    parse_nvrm_version,
     parse_smi_banner,
 )
 
@@ -349,7 +392,29 @@ class Gb10Facts:
             "memory_available_kib": meminfo["MemAvailable"],
             "memory_free_kib": meminfo["MemFree"],
             "memory_cached_kib": meminfo["Cached"],
+            # The contiguous memory area: kernels with KHO (7.0) report CmaFree above CmaTotal (NVIDIA/NV-Kernels#590).
+            "memory_cma_total_kib": meminfo.get("CmaTotal"),
+            "memory_cma_free_kib": meminfo.get("CmaFree"),
         }
+
+    def kernel_facts(self) -> dict:
+        """The kernel release, its boot options and which NVIDIA kernel modules are loaded: what the platform table
+        (driver flavour, kernel 7.0's boot option) judges. A file that cannot be read leaves its fact unread (None)."""
+        facts: dict = {"kernel_release": os.uname().release, "kernel_cmdline": None, "kernel_module": None, "kernel_module_error": None}
+        try:
+            with open(self.module.params["cmdline_path"], encoding="utf-8", errors="replace") as handle:
+                facts["kernel_cmdline"] = handle.read().strip()
+        except OSError:
+            pass
+        path = self.module.params["nvrm_version_path"]
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                facts["kernel_module"], _version = parse_nvrm_version(handle.read())
+        except OSError as exc:
+            facts["kernel_module_error"] = f"cannot read {path}: {exc.strerror or exc} (no NVIDIA kernel module is loaded)"
+        except Gb10ParseError as exc:
+            facts["kernel_module_error"] = str(exc)
+        return facts
 
     def docker_facts(self) -> dict:
         facts: dict = {
@@ -416,6 +481,7 @@ class Gb10Facts:
         gpus = facts["gpus"]
         facts["unified_memory"] = bool(gpus) and all(gpu["memory_total_mib"] is None for gpu in gpus)
         facts["architecture"] = platform.machine() or os.uname().machine
+        facts.update(self.kernel_facts())
         facts.update(self.docker_facts())
         facts.update(self.disk_facts())
         return facts
@@ -426,6 +492,8 @@ def main(clock: Callable[[], float] = time.monotonic) -> None:
         argument_spec={
             "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
             "meminfo_path": {"type": "path", "default": "/proc/meminfo"},
+            "nvrm_version_path": {"type": "path", "default": "/proc/driver/nvidia/version"},
+            "cmdline_path": {"type": "path", "default": "/proc/cmdline"},
             "docker_path": {"type": "str", "default": "docker"},
             "model_path": {"type": "path", "default": "/opt/sparkinfer/models"},
             "command_timeout": {"type": "int", "default": 60},

@@ -125,6 +125,13 @@ options:
         when the image's torch is a CPU build, or is built for no CUDA architecture that runs on it (by CUDA's binary
         and PTX compatibility). Unset checks nothing.
     type: str
+  host_driver_version:
+    description:
+      - "The NVIDIA driver of the host that will run the image (C(nvidia-smi)'s Driver Version, such as C(580.142)). When
+        the image carries a CUDA forward-compatibility driver of a newer branch (RV(vllm_image.compat_driver_version)),
+        the module warns with the platform table's row (P(sparkinfer.cluster.platform_verdicts#filter)): its containers run that
+        libcuda, and only when the image's own entrypoint starts them. Unset judges nothing."
+    type: str
 notes:
   - The probe runs with C(--network none), C(--init) and C(--rm).
   - "In check mode no probe container starts: the facts come from the kept answer in O(probe_cache_dir) when there is
@@ -243,6 +250,13 @@ vllm_image:
           provider), each null when absent.
       type: dict
       sample: {libibverbs: /usr/lib/aarch64-linux-gnu/libibverbs.so.1, mlx5: /usr/lib/aarch64-linux-gnu/libibverbs/libmlx5-rdmav34.so}
+    compat_driver_version:
+      description:
+        - The driver version of the CUDA forward-compatibility libcuda the image carries
+          (C(/usr/local/cuda*/compat/[lib.real/]libcuda.so.VERSION), as cuda-compat packages and NGC images install it);
+          an empty string when it carries none; null when the probe did not run.
+      type: str
+      sample: 590.48.01
     entrypoint_env_vars:
       description: The C(VLLM_*) variables the entrypoint scripts read that vLLM itself does not know.
       type: list
@@ -285,6 +299,7 @@ from typing import Any
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bounded_command import run_bounded, timeout_message
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import judge, platform_of, verdicts_message
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image import (
     DIGEST_PATTERN,
     PROBE_SCRIPT,
@@ -479,6 +494,11 @@ class VllmImageInfo:
             problem = cuda_problem(name, facts, self.params["require_cuda_capability"])
             if problem:
                 self.module.fail_json(msg=problem, vllm_image=facts, missing_architectures=[])
+        if self.params["host_driver_version"] and probed:
+            verdicts = judge(platform_of({"driver_version": self.params["host_driver_version"], **facts}), ["image"])
+            warning = verdicts_message(verdicts, "warn")
+            if warning:
+                self.module.warn(f"{name}: {warning}")
         self.module.exit_json(changed=False, vllm_image=facts, missing_architectures=missing)
 
 
@@ -500,6 +520,7 @@ def main(clock: Callable[[], float] = time.monotonic, new_probe_name: Callable[[
             "require_rdma": {"type": "bool", "default": False},
             "require_architecture": {"type": "str"},
             "require_cuda_capability": {"type": "str"},
+            "host_driver_version": {"type": "str"},
         },
         supports_check_mode=True,
     )

@@ -73,6 +73,11 @@ def test_gb10_facts_report_the_gpu_docker_memory_and_disk(host):
     assert facts["gpus"][0]["compute_cap"] == "12.1"
     assert facts["driver_branch"] == "580"
     assert facts["cuda_version"] == "13.0"
+    # The lab's kernel and boot options, read as on a Spark; no NVIDIA kernel module is loaded in the lab.
+    assert facts["kernel_release"] == host.run("uname -r").stdout.strip()
+    assert facts["kernel_cmdline"] == host.file("/proc/cmdline").content_string.strip()
+    assert facts["kernel_module"] is None
+    assert facts["kernel_module_error"].startswith("cannot read /proc/driver/nvidia/version: No such file or directory")
     assert facts["unified_memory"] is True
     meminfo_total_kib = int(host.run("awk '/^MemTotal:/ {print $2}' /proc/meminfo").stdout)
     assert facts["memory_total_kib"] == meminfo_total_kib
@@ -154,7 +159,10 @@ def test_page_cache_drop_is_the_only_change_of_a_rerun_that_asks_for_it():
             {"gb10_host_allowed_gpus": ["NVIDIA H100 80GB HBM3"]},
             "is NVIDIA GB10 with compute capability 12.1; allowed are NVIDIA H100",
         ),
-        ({"gb10_host_supported_driver_branches": ["590"]}, "supported branches are 590"),
+        (
+            {"gb10_host_supported_driver_branches": ["590"]},
+            "NVIDIA driver 580.173.02: its branch is not in gb10_host_supported_driver_branches (590). The 580 branch: the branch DGX OS ships",
+        ),
         (
             {"gb10_host_required_memory_available_gib": 4096},
             "gb10_host_required_memory_available_gib asks for 4096 GiB",

@@ -67,9 +67,11 @@ def test_the_healthy_pair_passes_every_check():
     checks = [(entry["area"], entry["node"], entry["what"]) for entry in found]
     assert checks == [
         ("host", HEAD, "GPU visible"),
+        ("host", HEAD, "driver branch 580"),
         ("host", HEAD, "memory"),
         ("fabric", HEAD, "fabric"),
         ("host", WORKER, "GPU visible"),
+        ("host", WORKER, "driver branch 580"),
         ("host", WORKER, "memory"),
         ("fabric", WORKER, "fabric"),
         ("image", "cluster", "same image on every node"),
@@ -108,8 +110,19 @@ def test_a_cut_fabric_fails_both_ways_with_pings_lost_and_network_yml_the_fix():
     ("changes", "expected", "fix"),
     [
         ({"worker__host__gpus": [], "worker__host__nvidia_smi_error": "nvidia-smi: not found"}, ("error", "no GPU visible"), "load the NVIDIA driver"),
-        ({"worker__host__driver_branch": "590", "worker__host__driver_version": "590.44.01"}, ("error", "unsupported driver branch"), "install a 580.x driver"),
-        ({"worker__host__driver_branch": "575"}, ("error", "unsupported driver branch"), "add its branch to gb10_host_supported_driver_branches"),
+        ({"worker__host__driver_version": "590.44.01"}, ("error", "driver branch not accepted"), "install a 580.x driver"),
+        ({"worker__host__driver_version": "575.57.08"}, ("error", "driver branch not accepted"), "add the branch to gb10_host_supported_driver_branches"),
+        (
+            {"worker__host__kernel_module": "proprietary"},
+            ("warning", "proprietary kernel modules"),
+            "install the open kernel modules before the next driver update",
+        ),
+        # NVIDIA/NV-Kernels#590's Sparks: kernel 7.0.0-1019 with KHO on, CmaFree above CmaTotal 0 (MiaAI #259's figure).
+        (
+            {"worker__host__kernel_release": "7.0.0-1019-nvidia", "worker__host__memory_cma_total_kib": 0, "worker__host__memory_cma_free_kib": 940604},
+            ("error", "kexec-handover scratch area"),
+            "add kho=off to GRUB_CMDLINE_LINUX_DEFAULT",
+        ),
         ({"worker__host__docker_error": "Cannot connect to the Docker daemon"}, ("error", "Docker does not answer"), "systemctl enable --now docker"),
         ({"worker__host__docker_nvidia_runtime": False}, ("error", "Docker has no NVIDIA runtime"), "nvidia-ctk runtime configure"),
         (
@@ -347,3 +360,18 @@ def test_a_node_alone_is_judged_on_what_its_ranks_bind_to_only():
     assert [entry["what"] for entry in alone(mtu_wanted=1500, hcas=DOWN_PORT)] == ["no fabric needed"]
     assert [entry["what"] for entry in alone(ipv4={"eth0": "192.168.183.99"})] == ["the fabric address changed"]
     assert [entry["what"] for entry in alone(env=None)] == ["no NCCL environment file"]
+
+
+def test_the_compat_driver_of_the_heads_image_is_judged_over_the_heads_driver():
+    # NGC vLLM 26.01 on a GB10: "Using CUDA 13.1 driver version 590.48.01 with kernel driver version 580.126.09".
+    finding = only(judged(head__host__driver_version="580.126.09", head__vllm__image__compat_driver_version="590.48.01"))
+    assert (finding["severity"], finding["area"], finding["node"], finding["what"]) == (
+        "warning",
+        "image",
+        HEAD,
+        "CUDA forward-compatibility driver in the image",
+    )
+    assert finding["evidence"].startswith("the image carries CUDA's forward-compatibility driver 590.48.01 for the host's 580.126.09")
+    # An image without one: the host's driver runs, said as fine.
+    fine = [entry for entry in judged(head__vllm__image__compat_driver_version="") if entry["area"] == "image" and entry["node"] == HEAD]
+    assert [(entry["severity"], entry["what"]) for entry in fine] == [("ok", "CUDA driver of the image")]

@@ -13,6 +13,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     nearest_existing_path,
     parse_gpu_query,
     parse_meminfo,
+    parse_nvrm_version,
     parse_smi_banner,
 )
 
@@ -69,6 +70,24 @@ def test_meminfo_without_a_figure_the_plan_reads_is_refused(field):
     lines = fixture("meminfo-debian12-x86_64-lab-host.txt").splitlines()
     with pytest.raises(Gb10ParseError, match=f"/proc/meminfo has no {field} line"):
         parse_meminfo("\n".join(line for line in lines if not line.startswith(f"{field}:")))
+
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [
+        ("nvrm-version-580.142-open-aarch64-gb10.txt", ("open", "580.142")),
+        ("nvrm-version-565.57.01-open-x86_64.txt", ("open", "565.57.01")),
+        ("nvrm-version-384.98-proprietary-x86_64.txt", ("proprietary", "384.98")),
+    ],
+)
+def test_which_kernel_modules_are_loaded(name, read):
+    assert parse_nvrm_version(fixture(name)) == read
+
+
+def test_a_version_file_without_its_nvrm_line_is_refused():
+    gcc_line_only = fixture("nvrm-version-580.142-open-aarch64-gb10.txt").splitlines()[1]
+    with pytest.raises(Gb10ParseError, match="no 'NVRM version"):
+        parse_nvrm_version(gcc_line_only)
 
 
 @pytest.mark.parametrize(("version", "branch"), [("580.95.05", "580"), ("590.44.01", "590"), (None, None), ("", None)])

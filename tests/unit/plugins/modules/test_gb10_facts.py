@@ -18,6 +18,8 @@ TIMEOUT = "/usr/bin/timeout"
 SMI = "/usr/bin/nvidia-smi"
 DOCKER = "/usr/bin/docker"
 MEMINFO = str(FIXTURES / "meminfo-debian12-x86_64-lab-host.txt")
+NVRM_OPEN = str(FIXTURES / "nvrm-version-580.142-open-aarch64-gb10.txt")
+CMDLINE = str(FIXTURES / "cmdline-7.0.0-30-generic-arm64-kho-off.txt")
 
 
 def bounded(*argv: str, seconds: int = 60) -> tuple[str, ...]:
@@ -48,7 +50,7 @@ def real_gb10(docker_info: str = "docker-info-20.10.24-lab-node-nvidia-runtime.j
 
 @pytest.fixture
 def args(tmp_path) -> dict:
-    return {"meminfo_path": MEMINFO, "model_path": str(tmp_path / "models")}
+    return {"meminfo_path": MEMINFO, "model_path": str(tmp_path / "models"), "nvrm_version_path": NVRM_OPEN, "cmdline_path": CMDLINE}
 
 
 def gb10_facts_of(args: dict, commands: FakeCommands, **kwargs) -> dict:
@@ -78,6 +80,13 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
     assert facts["unified_memory"] is True
     memory = [facts[f"memory_{name}_kib"] for name in ("total", "free", "available", "cached")]
     assert memory == [24683584, 23015436, 24113780, 1068752]
+    # That meminfo's kernel has no CMA area: the figures are unread, not zero.
+    assert (facts["memory_cma_total_kib"], facts["memory_cma_free_kib"]) == (None, None)
+    assert (facts["kernel_module"], facts["kernel_module_error"]) == ("open", None)
+    assert facts["kernel_release"] == os.uname().release
+    assert facts["kernel_cmdline"] == (
+        "BOOT_IMAGE=/vmlinuz-7.0.0-30-generic root=PARTUUID=f257fc73-df70-4995-8eb6-953e15761105 ro console=tty1 console=ttyAMA0 kho=off panic=-1"
+    )
     assert facts["nvidia_smi_error"] is None
     assert commands.calls == [QUERY, BANNER, DOCKER_INFO]
     assert {key: value for key, value in facts.items() if key.startswith("docker_")} == {
@@ -301,3 +310,22 @@ def test_a_meminfo_whose_figures_are_not_ascii_digits_fails_naming_the_file(args
     with pytest.raises(ModuleFail) as failure:
         run_module(gb10_facts.main, {**args, "meminfo_path": str(meminfo)}, real_gb10())
     assert failure.value.result["msg"] == f"cannot read the memory figures of {meminfo}: /proc/meminfo has no MemTotal line"
+
+
+def test_the_proprietary_kernel_modules_are_named(args):
+    facts = gb10_facts_of({**args, "nvrm_version_path": str(FIXTURES / "nvrm-version-384.98-proprietary-x86_64.txt")}, real_gb10())
+    assert (facts["kernel_module"], facts["kernel_module_error"]) == ("proprietary", None)
+
+
+def test_no_nvidia_module_leaves_the_flavour_unread_and_says_why(args, tmp_path):
+    missing = str(tmp_path / "no-driver" / "version")
+    facts = gb10_facts_of({**args, "nvrm_version_path": missing, "cmdline_path": str(tmp_path / "none")}, real_gb10())
+    assert facts["kernel_module"] is None
+    assert facts["kernel_module_error"] == f"cannot read {missing}: No such file or directory (no NVIDIA kernel module is loaded)"
+    assert facts["kernel_cmdline"] is None
+
+
+def test_a_version_file_of_another_shape_is_said_not_raised(args):
+    facts = gb10_facts_of({**args, "nvrm_version_path": MEMINFO}, real_gb10())
+    assert facts["kernel_module"] is None
+    assert "has no 'NVRM version: NVIDIA UNIX ... Kernel Module VERSION' line" in facts["kernel_module_error"]

