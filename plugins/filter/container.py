@@ -1,0 +1,24 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The entrypoint the collection's containers run their program with, through an image's wrapper entrypoint if it has one."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._image_entrypoint import container_entrypoint as entrypoint_for
+
+
+def container_entrypoint(image_entrypoint, program):
+    """The entrypoint for program in a container of an image whose own entrypoint is image_entrypoint (None: none)."""
+    if image_entrypoint is not None and not (isinstance(image_entrypoint, list) and all(isinstance(word, str) for word in image_entrypoint)):
+        raise AnsibleFilterError(f"container_entrypoint: expected the image's entrypoint as a list of words or null, got {image_entrypoint!r}")
+    if not isinstance(program, str) or not program:
+        raise AnsibleFilterError("container_entrypoint: expected the program to run, such as vllm or ray")
+    return entrypoint_for(program, image_entrypoint)
+
+
+class FilterModule:
+    def filters(self):
+        return {"container_entrypoint": container_entrypoint}
