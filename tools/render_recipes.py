@@ -38,6 +38,16 @@ other nodes. No recipe pins an image digest, since none is published with the so
 `vllm_image_digest: sha256:...` (or `digest:` under a recipe's `image:`, with its source). vllm_image's gate reports the
 registry digest of the image it serves, and with a pin refuses any other build behind the tag (one the tag moved to, or one
 built or loaded without a registry), naming the pull that fetches the pinned one.
+
+Each choice cites the public source that ran it (a URL, or repository + path + commit); `assembled` says which choices no
+one source ran together and what the sources ran that the recipe leaves out. The loaders and speed levers the sources rely
+on are serve settings (`load_format: fastsafetensors`, `speculative_config: {method: mtp, ...}`), and the gate holds vLLM
+to them: its engine config must say `load_format=fastsafetensors` and `SpeculativeConfig(method='mtp', ...)`, or the launch
+fails naming the lever (`vllm_serve_spec_overrides: {speculative_config: null}` turns MTP off).
+
+What the lab could not show: it serves only `tiny-qwen3-moe` on vLLM's CPU build. None of the recipes below, their images,
+loaders or MTP ran there; the gate's reading of `load_format` and `speculative_config` is tested on public logs of real GB10s
+(`tests/unit/plugins/module_utils/test__vllm_wait.py`), and the sizes and settings are the sources' own.
 """
 
 

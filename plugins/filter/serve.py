@@ -15,7 +15,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan im
     plan_memory,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import extra_env_problems
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ServeSpecError, build_argv, build_env
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ServeSpecError, build_argv, build_env, lever_expectations
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait import load_stall_bound
 
 
@@ -44,6 +44,14 @@ def vllm_serve_env(spec, profile="vllm", *, nnodes=None, node_rank=None, master_
         )
     except ServeSpecError as exc:
         raise AnsibleFilterError(f"vllm_serve_env: {exc}") from exc
+
+
+def vllm_spec_expect(spec):
+    """What the gate expects vLLM's log to say of the spec's loader and speculative decoding (load_format, speculative_method)."""
+    try:
+        return lever_expectations(spec)
+    except ServeSpecError as exc:
+        raise AnsibleFilterError(f"vllm_spec_expect: {exc}") from exc
 
 
 def vllm_memory_plan(
@@ -95,6 +103,7 @@ class FilterModule:
         return {
             "vllm_serve_argv": vllm_serve_argv,
             "vllm_serve_env": vllm_serve_env,
+            "vllm_spec_expect": vllm_spec_expect,
             "vllm_memory_plan": vllm_memory_plan,
             "vllm_extra_env_problems": vllm_extra_env_problems,
             "vllm_load_stall_timeout": vllm_load_stall_timeout,

@@ -6,8 +6,8 @@
 """Which NVIDIA driver, kernel modules, Linux kernel and image CUDA compat driver a DGX Spark serves on: one table.
 
 Each row says when it applies, its verdict (refuse, warn or ok), what it found in words, the fix and the public source
-that reported it. gb10_host's preflight judges the driver rows, nccl_network's the kernel rows, vllm_image's gate the
-image rows, and the doctor all of them: every caller reads the same rows. No I/O here.
+that reported it. gb10_host's preflight judges the driver and kernel rows, vllm_image's gate (vllm_image_info) the image
+rows, and the doctor all of them: every caller reads the same rows. No I/O here.
 """
 
 from __future__ import annotations

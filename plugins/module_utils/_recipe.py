@@ -16,7 +16,9 @@ A recipe (``recipes/<name>.yml`` in the collection) says:
 - ``expect``: what vLLM's log must then show (keys of vllm_wait's expect: architecture, quantization ...);
 - ``weights_bytes``: the weights' size, for the memory plan before the model is on the nodes;
 - ``sources``: where each choice comes from, by its dotted path (``serve.kv_cache_dtype``) or a parent
-  of it (``serve`` covers every serve setting without a source of its own).
+  of it (``serve`` covers every serve setting without a source of its own); ``assembled`` says which choices no one
+  source ran together (settings of one source paired with another's image) and what the sources ran that the recipe
+  leaves out.
 
 No I/O here: the filter reads the files.
 """
@@ -38,6 +40,8 @@ ROLE_OWNED_SPEC_KEYS = ("model", "host", "port", "ssl_certfile", "ssl_keyfile", 
 # Settings of a recipe's serve section that are not vLLM flags: how the image's entrypoint reads the spec, and its environment.
 SERVE_ROLE_KEYS = ("env_profile", "extra_env")
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+# Keys of sources that cite no one choice: what is assembled from several sources.
+SOURCE_NOTES = ("assembled",)
 # [registry[:port]/]repository[:tag], lower-case repository as Docker requires. No @digest: an image loaded on another
 # node has no registry digest to be found by, so a pin is image.digest, which the gate checks on the source node.
 IMAGE_PATTERN = re.compile(r"^([a-z0-9.-]+(:[0-9]+)?/)?[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
@@ -122,7 +126,7 @@ def _check_sources(name: str, recipe: Mapping[str, Any]) -> None:
     missing = [path for path in choices if not any(path == key or path.startswith(f"{key}.") for key in sources)]
     if missing:
         raise RecipeError(f"recipe {name}: no source for {', '.join(missing)} (sources maps each choice, or its section, to where it comes from)")
-    stale = sorted(key for key in sources if not any(path == key or path.startswith(f"{key}.") for path in choices))
+    stale = sorted(key for key in sources if key not in SOURCE_NOTES and not any(path == key or path.startswith(f"{key}.") for path in choices))
     if stale:
         raise RecipeError(f"recipe {name}: sources names {', '.join(stale)}, which the recipe does not set")
 

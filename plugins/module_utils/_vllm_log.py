@@ -73,7 +73,11 @@ _CONFIG_FIELDS = {
     "max_model_len": re.compile(r"\bmax_seq_len=(\d+)"),
     "tensor_parallel_size": re.compile(r"\btensor_parallel_size=(\d+)"),
     "pipeline_parallel_size": re.compile(r"\bpipeline_parallel_size=(\d+)"),
+    # V1 prints load_format=auto, V0 load_format=LoadFormat.AUTO.
+    "load_format": re.compile(r"\bload_format=(?:LoadFormat\.)?(\w+)"),
 }
+# speculative_config=None, or SpeculativeConfig(method='mtp', model=..., num_spec_tokens=3): the method runs.
+_SPECULATIVE = re.compile(r"\bspeculative_config=(?:None\b|SpeculativeConfig\(method='(\w+)')")
 # In `non-default args: {'max_model_len': 512, ...}` (V1) or `args: Namespace(max_model_len=512, ...)` (V0).
 _ARG_FIELDS = {
     key: re.compile(r"""(?:[{(,]\s*)['"]?""" + key + r"""['"]?(?::\s*|=)'?([\w.-]+)""")
@@ -545,6 +549,8 @@ class VllmLogScanner:
                 value = found.group(1)
                 if key == "quantization":
                     self._set(key, None if value == "None" else value.lower())
+                elif key == "load_format":
+                    self._set(key, value.lower())
                 elif key == "max_model_len":
                     # What the engine runs with, over the "Using max model len" lines before it: a model's config may
                     # cut the length vLLM derived ("Changing max_model_len from 8192 to 2048"), and a draft model
@@ -552,6 +558,9 @@ class VllmLogScanner:
                     self._start.facts[key] = int(value)
                 else:
                     self._set(key, int(value) if value.isdigit() else value)
+        speculative = _SPECULATIVE.search(message)
+        if speculative:
+            self._set("speculative_method", speculative.group(1))
         if "pass_config" in message:
             self._set("custom_fusions", _FUSIONS.findall(message))
 
@@ -853,6 +862,8 @@ class VllmLogScanner:
             "pipeline_parallel_size": pipeline_parallel,
             "attention_backend": facts.get("attention_backend"),
             "moe_backend": facts.get("moe_backend"),
+            "load_format": facts.get("load_format"),
+            "speculative_method": facts.get("speculative_method"),
             "custom_fusions": facts.get("custom_fusions"),
             "kv_cache_tokens": facts.get("kv_cache_tokens"),
             "max_concurrency": facts.get("max_concurrency"),

@@ -29,6 +29,7 @@ No I/O here.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -138,6 +139,15 @@ SPEC_SETTINGS: tuple[Setting, ...] = (
         env={"sagemaker": "SM_VLLM_ATTENTION_BACKEND", "lisa": "VLLM_ATTENTION_BACKEND"},
     ),
     Setting("moe_backend", "text", "option", "--moe-backend", env={"sagemaker": "SM_VLLM_MOE_BACKEND"}),
+    # Speculative decoding (MTP: the main decode-speed lever on a Spark), as vLLM's --speculative-config JSON.
+    Setting(
+        "speculative_config",
+        "method",
+        "option",
+        "--speculative-config",
+        env={"sagemaker": "SM_VLLM_SPECULATIVE_CONFIG"},
+        description="speculative decoding, such as {method: mtp}",
+    ),
     Setting("enable_expert_parallel", "bool", "switch", "--enable-expert-parallel", env={"sagemaker": "SM_VLLM_ENABLE_EXPERT_PARALLEL"}),
     Setting("language_model_only", "bool", "switch", "--language-model-only", env={"sagemaker": "SM_VLLM_LANGUAGE_MODEL_ONLY"}),
     Setting("extra_args", "list", "append", description="more vllm serve arguments, identical on every rank"),
@@ -197,6 +207,7 @@ _KIND_WORDS = {
     "choice": "one of {choices}",
     "port": "a port number 1-65535",
     "list": "a list of strings or numbers",
+    "method": "a mapping with a non-empty string method, such as {{method: mtp, num_speculative_tokens: 3}}",
 }
 
 
@@ -234,6 +245,8 @@ def _valid(setting: Setting, value: Any) -> bool:
         return value in setting.choices
     if kind == "port":
         return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    if kind == "method":
+        return isinstance(value, Mapping) and all(isinstance(name, str) for name in value) and isinstance(value.get("method"), str) and value["method"] != ""
     return isinstance(value, (list, tuple)) and all(isinstance(item, str) or _is_number(item) for item in value)
 
 
@@ -256,7 +269,7 @@ def _check(where: str, settings: Mapping[str, Setting], given: Any) -> dict[str,
         # exits 0, a served name -x fails as "expected one argument". (api_key never reaches the command line.)
         if setting.kind == "text" and setting.cli in ("positional", "option") and value.startswith("-"):
             raise ServeSpecError(f"{where}: {key} must not start with '-' (vllm serve would read it as an option), got {value!r}")
-        checked[key] = list(value) if setting.kind == "list" else value
+        checked[key] = list(value) if setting.kind == "list" else dict(value) if setting.kind == "method" else value
     return checked
 
 
@@ -422,6 +435,8 @@ def _resolved(spec: Any, rank: Any) -> list[tuple[Setting, Any]]:
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), separators=(",", ":"))
     if isinstance(value, float):
         return repr(float(value))
     if isinstance(value, int):
@@ -525,3 +540,15 @@ def build_env(spec: Any, profile: Any = "vllm", rank: Any = None) -> dict[str, s
             env[name] = _text(value)
     _check_env_lines(env, keys, env_profile.name)
     return env
+
+
+def lever_expectations(spec: Any) -> dict[str, Any]:
+    """What vLLM's engine config must then say of the loader and the speculative decoding the spec asks for (the gate's
+    load_format and speculative_method); nothing of what the spec leaves to vLLM."""
+    checked = validate_spec(spec)
+    expect: dict[str, Any] = {}
+    if "load_format" in checked:
+        expect["load_format"] = checked["load_format"]
+    if "speculative_config" in checked:
+        expect["speculative_method"] = checked["speculative_config"]["method"]
+    return expect

@@ -34,10 +34,21 @@ EXPECTABLE = (
     "moe_backend",
     "engine",
     "nccl_transport",
+    "load_format",
+    "speculative_method",
 )
 
 # What to do when the log contradicts a fact whose cause is not the spec itself.
 MISMATCH_FIXES = {
+    "speculative_method": (
+        "vLLM runs without the speculative decoding the serve spec asks for (speculative_config), so the model decodes at "
+        "its own speed: MTP is the main decode-speed lever on a Spark. An image whose entrypoint builds its own command drops "
+        "the flag; otherwise check that the image's vLLM knows the method and that the checkpoint has its draft layers."
+    ),
+    "load_format": (
+        "vLLM loads the weights another way than the serve spec asks (load_format): an image whose entrypoint builds its own "
+        "command drops the flag. Serve an image that takes the spec's flags, or leave load_format unset."
+    ),
     "nccl_transport": (
         "NCCL carries the tensors over TCP sockets, not RoCE: a fraction of the ConnectX-7's bandwidth. Give the containers "
         "the RDMA devices, unlimited memlock and IPC_LOCK (vllm_serve_rdma and ray_cluster_rdma, on by default when "

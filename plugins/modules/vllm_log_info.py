@@ -62,6 +62,12 @@ vllm_log:
     pipeline_parallel_size: {description: Pipeline parallel size., type: int, returned: always, sample: 1}
     attention_backend: {description: "The attention backend, as vLLM names it.", type: str, returned: always, sample: FLASH_ATTN}
     moe_backend: {description: "The MoE kernel backend, upper case.", type: str, returned: always, sample: TRITON}
+    load_format: {description: "How the weights are loaded, from the engine config (lower case).", type: str, returned: always, sample: fastsafetensors}
+    speculative_method:
+      description: "The speculative decoding method the engine config names (its SpeculativeConfig), null when it runs without."
+      type: str
+      returned: always
+      sample: mtp
     custom_fusions: {description: The compilation fusions enabled., type: list, elements: str, returned: always, sample: [norm_quant]}
     kv_cache_tokens: {description: Tokens the KV cache holds., type: int, returned: always, sample: 75168}
     max_concurrency: {description: "Requests of max_model_len the KV cache holds at once.", type: float, returned: always, sample: 1.89}

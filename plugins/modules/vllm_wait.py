@@ -47,7 +47,8 @@ options:
       - Facts vLLM must show, checked as soon as the log states each one; the first contradiction fails.
       - Keys among C(architecture), C(quantization) (null for none), C(dtype), C(max_model_len),
         C(tensor_parallel_size), C(pipeline_parallel_size), C(attention_backend), C(moe_backend), C(engine),
-        C(nccl_transport) (such as C(NET/IB), which NCCL's RDMA plugin transport C(NET/IBext_v10) also meets; known only
+        C(load_format) (such as C(fastsafetensors)), C(speculative_method) (such as C(mtp); null when vLLM runs without
+        speculative decoding), C(nccl_transport) (such as C(NET/IB), which NCCL's RDMA plugin transport C(NET/IBext_v10) also meets; known only
         from C(NCCL_DEBUG=INFO) lines, and a contradiction names the fix).
     type: dict
     default: {}

@@ -32,7 +32,7 @@ def test_its_recipe_on_one_spark_is_refused_by_the_memory_plan_before_any_host_c
     run = validate("--limit", "spark-a", "-e", '{"sparkinfer_cluster_hosts": ["spark-a"]}')
     assert run.returncode == 2, run.stdout[-3000:]
     assert "recipe qwen3.5-122b-a10b-fp8 is served on 2 Sparks (tensor x pipeline parallel size 2); the cluster has 1 (spark-a)." in run.stdout
-    assert "KV -30.64 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-a with --tensor-parallel-size 2" in run.stdout
+    assert "KV -36.28 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-a with --tensor-parallel-size 2" in run.stdout
     assert "Nothing was changed on any host." in run.stdout
 
 

@@ -97,8 +97,8 @@ def test_the_qwen_recipe_on_one_spark_is_refused_by_the_memory_plan():
     assert fit["message"] == (
         "recipe qwen3.5-122b-a10b-fp8 is served on 2 Sparks (tensor x pipeline parallel size 2); the cluster has 1 (spark-1). "
         "Even with all of a Spark's memory free: The model does not fit 1 node (spark-1) at gpu_memory_utilization 0.7 (weights "
-        "110.83 GiB, 110.83 GiB per node, reserve 5.00 GiB per node): spark-1: budget 85.18 GiB (0.7 x 121.69 GiB total) - weights "
-        "110.83 GiB - reserve 5.00 GiB = KV -30.64 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-1 with "
+        "116.46 GiB, 116.46 GiB per node, reserve 5.00 GiB per node): spark-1: budget 85.18 GiB (0.7 x 121.69 GiB total) - weights "
+        "116.46 GiB - reserve 5.00 GiB = KV -36.28 GiB, no room for a KV cache. Fix: serve it across 2 nodes like spark-1 with "
         "--tensor-parallel-size 2 (1 given). Serve it on 2 Sparks, or choose a recipe for 1."
     )
 

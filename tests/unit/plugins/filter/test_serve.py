@@ -12,6 +12,7 @@ from ansible_collections.sparkinfer.cluster.plugins.filter.serve import (
     vllm_memory_plan,
     vllm_serve_argv,
     vllm_serve_env,
+    vllm_spec_expect,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import memory_plan_message, plan_memory
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv, build_env
@@ -29,10 +30,17 @@ SPARKS = [
 ]
 
 
+def test_the_spec_expect_filter_names_itself_on_a_bad_spec():
+    assert vllm_spec_expect({"model": "/m", "speculative_config": {"method": "mtp"}}) == {"speculative_method": "mtp"}
+    with pytest.raises(AnsibleFilterError, match=r"vllm_spec_expect: serve spec: speculative_config must be a mapping"):
+        vllm_spec_expect({"model": "/m", "speculative_config": {"num_speculative_tokens": 3}})
+
+
 def test_filters_are_registered():
     assert FilterModule().filters() == {
         "vllm_serve_argv": vllm_serve_argv,
         "vllm_serve_env": vllm_serve_env,
+        "vllm_spec_expect": vllm_spec_expect,
         "vllm_memory_plan": vllm_memory_plan,
         "vllm_extra_env_problems": vllm_extra_env_problems,
         "vllm_load_stall_timeout": vllm_load_stall_timeout,
@@ -107,11 +115,11 @@ def test_memory_plan_filter_errors():
         vllm_memory_plan(1, gpu_memory_utilization=0.5)
 
 
-# Weights read off real GB10 loads: Qwen3.5-122B-A10B-FP8 is about 119 GB on two Sparks (docs/recipes.md); the Laguna
+# Weights read off real GB10 loads: Qwen3.5-122B-A10B-FP8 loads 2 x 58.23 GiB on two Sparks (its recipe); the Laguna
 # log loaded 95.63 GiB on one (fixtures/vllm/public); the lab's tiny model is 860,680 bytes.
 @pytest.mark.parametrize(
     ("weights_bytes", "ranks", "bound"),
-    [(119_000_000_000, 2, 1135), (int(95.63 * 2**30), 1, 1959), (860_680, 2, 300), (0, 1, 300)],
+    [(125_047_972_823, 2, 1193), (int(95.63 * 2**30), 1, 1959), (860_680, 2, 300), (0, 1, 300)],
     ids=["qwen3.5-122b-on-two", "laguna-on-one", "lab-tiny", "no-weights-known"],
 )
 def test_the_load_bound_is_a_ranks_share_of_the_weights_at_the_floor_rate_never_under_the_stall_bound(weights_bytes, ranks, bound):

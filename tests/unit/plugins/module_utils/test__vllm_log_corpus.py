@@ -28,6 +28,8 @@ FACT_KEYS = [
     "pipeline_parallel_size",
     "attention_backend",
     "moe_backend",
+    "load_format",
+    "speculative_method",
     "custom_fusions",
     "kv_cache_tokens",
     "max_concurrency",

@@ -13,6 +13,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spe
     ServeSpecError,
     build_argv,
     build_env,
+    lever_expectations,
 )
 
 MODEL = "/models/Qwen3.5-122B-A10B-FP8"
@@ -295,7 +296,7 @@ def test_extra_args_prefix_of_several_managed_flags_names_them_all():
         ["--seed", "-1"],
         ["--", "-x"],
         ["-O3"],
-        ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
+        ["--compilation-config", '{"cudagraph_mode": "piecewise"}'],
     ],
 )
 def test_extra_args_of_other_options_pass_unchanged(extra):
@@ -410,6 +411,7 @@ def test_table_covers_the_issue_keys_once():
         "load_format",
         "attention_backend",
         "moe_backend",
+        "speculative_config",
         "enable_expert_parallel",
         "language_model_only",
         "extra_args",
@@ -507,8 +509,8 @@ def test_custom_profile():
         "true_value": "1",
         "false_value": "0",
     }
-    spec = {"model": "/m", "enforce_eager": False, "extra_args": ["--speculative-config", '{"method": "mtp"}'], "api_key": "k"}
-    assert build_env(spec, profile) == {"MODEL_PATH": "/m", "EAGER": "0", "EXTRA": '--speculative-config \'{"method": "mtp"}\'', "KEY": "k"}
+    spec = {"model": "/m", "enforce_eager": False, "extra_args": ["--compilation-config", '{"cudagraph_mode": "piecewise"}'], "api_key": "k"}
+    assert build_env(spec, profile) == {"MODEL_PATH": "/m", "EAGER": "0", "EXTRA": '--compilation-config \'{"cudagraph_mode": "piecewise"}\'', "KEY": "k"}
     with pytest.raises(ServeSpecError, match="no variable for port"):
         build_env({**spec, "port": 1}, profile)
     partial = {"variables": {"model": "MODEL_PATH"}, "complete": False}
@@ -567,3 +569,21 @@ def test_env_values_with_a_line_break_or_nul_are_refused(spec, profile, variable
 def test_env_validates_the_spec_like_argv():
     with pytest.raises(ServeSpecError, match="unknown key 'prot'"):
         build_env({"model": "/m", "prot": 8000}, "sagemaker")
+
+
+def test_speculative_decoding_is_a_setting_carried_as_vllm_s_json():
+    # The flag as vllm-project/recipes runs Nemotron 3 Super on a GB10: --speculative-config '{"method":"mtp","num_speculative_tokens":3}'.
+    spec = {"model": "/m", "speculative_config": {"method": "mtp", "num_speculative_tokens": 3}}
+    assert build_argv(spec)[3:] == ["--speculative-config", '{"method":"mtp","num_speculative_tokens":3}']
+
+
+@pytest.mark.parametrize("value", [{"num_speculative_tokens": 3}, {"method": ""}, {"method": 1}, "mtp", ["mtp"]])
+def test_a_speculative_config_without_a_method_is_refused_by_name(value):
+    with pytest.raises(ServeSpecError, match="speculative_config must be a mapping with a non-empty string method"):
+        build_argv({"model": "/m", "speculative_config": value})
+
+
+def test_the_lever_expectations_are_what_the_spec_asks_and_nothing_it_leaves_to_vllm():
+    spec = {"model": "/m", "load_format": "fastsafetensors", "speculative_config": {"method": "mtp", "num_speculative_tokens": 3}}
+    assert lever_expectations(spec) == {"load_format": "fastsafetensors", "speculative_method": "mtp"}
+    assert lever_expectations({"model": "/m"}) == {}

@@ -349,3 +349,36 @@ def test_a_long_failure_line_is_cut_in_the_message_and_whole_in_the_facts():
 def test_times_that_are_not_positive_are_refused(bounds, message):
     with pytest.raises(ValueError, match=message):
         wait(ReplayedLog(READY), FakeClock(), **bounds)
+
+
+# The loader and the speculative decoding the spec asks for, against what real engine configs reported: NGC 26.01 on a GB10
+# loading with fastsafetensors, a GB10 running MTP, and the lab's vLLM with neither.
+FASTSAFETENSORS = lines(CORPUS / "public" / "0.13.0+faa43dbf.nv26.01-qwen3-30b-a3b-fp8-gb10-triton-fp8-moe-run1.log")
+MTP = lines(CORPUS / "public" / "0.25.1-qwen3.6-35b-a3b-nvfp4-compressed-tensors-flashinfer-cutlass-mtp-gb10-kv-ready.log")
+
+
+@pytest.mark.parametrize(
+    ("log", "expect"),
+    [(FASTSAFETENSORS, {"load_format": "fastsafetensors"}), (MTP, {"speculative_method": "mtp"}), (READY, {"load_format": "auto"})],
+    ids=["fastsafetensors", "mtp", "lab-auto"],
+)
+def test_the_loader_and_speculative_decoding_asked_for_pass_where_the_engine_config_says_them(log, expect):
+    result = wait(ReplayedLog(log), FakeClock(), expect=expect, target_stage="engine_config")
+    assert (result.ok, result.reason) == (True, None), result.message
+
+
+def test_speculative_decoding_the_engine_dropped_fails_at_its_config_naming_the_lever():
+    result = wait(ReplayedLog(READY), FakeClock(), expect={"speculative_method": "mtp"}, expect_sources={"speculative_method": "the serve spec"})
+    assert result.reason == "gate"
+    assert result.message.startswith(
+        "vLLM gate: the log says speculative_method=None, the gate expects speculative_method='mtp' (from the serve spec). vLLM runs without the "
+        "speculative decoding the serve spec asks for"
+    )
+    assert result.elapsed == line_number(READY, "Initializing a V1 LLM engine") // 10
+
+
+def test_a_loader_other_than_the_one_asked_for_fails_naming_it():
+    result = wait(ReplayedLog(FASTSAFETENSORS), FakeClock(), expect={"load_format": "safetensors"})
+    assert result.reason == "gate"
+    assert "the log says load_format='fastsafetensors', the gate expects load_format='safetensors'." in result.message
+    assert "an image whose entrypoint builds its own command drops the flag" in result.message
