@@ -354,6 +354,9 @@ PLANTED_CONTAINER = "someone-elses-vllm"
 PLANTED_ARG = "hf_PLANTEDontheline"
 
 
+PLATFORM_ROWS_FINE = ("driver branch 580", "kernel", "CUDA driver of the image")
+
+
 def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secret(tmp_path):
     head = node(pair().head)
     env_file = "/etc/sparkinfer/nccl.env"
@@ -368,8 +371,18 @@ def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secr
     finally:
         head.check_output(f"mv {env_file}.kept {env_file} && docker rm {PLANTED_CONTAINER}")
     assert run.code == 0, run.output[-3000:]
-    assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 12 check(s) fine" in run.output, run.output[-3000:]
+    assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 17 check(s) fine" in run.output, run.output[-3000:]
     assert_changed_nothing(run)
+    # Five of them are the platform table's: each node's driver branch and kernel, and the head's image's CUDA driver
+    # (the stand-in's 580.173.02; the lab's kernel has no kexec-handover scratch area; the lab image carries no compat libcuda).
+    findings = json.loads((tmp_path / f"{pair().head}.json").read_text(encoding="utf-8"))["findings"]
+    platform = sorted((entry["area"], entry["node"], entry["what"]) for entry in findings if entry["what"] in PLATFORM_ROWS_FINE)
+    assert platform == sorted(
+        [
+            *(("host", host, what) for host in (pair().head, pair().worker) for what in ("driver branch 580", "kernel")),
+            ("image", pair().head, "CUDA driver of the image"),
+        ]
+    )
     record("doctor.yml with its bundle, healthy pair", run.seconds, 90, "doctor: 0 errors")
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o1777
     [bundle] = tmp_path.glob(f"{pair().head}-*.tar.gz")
