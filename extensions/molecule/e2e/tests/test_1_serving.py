@@ -89,10 +89,13 @@ def test_the_chain_serves_by_the_labs_recipe():
         "--pipeline-parallel-size",
     ]
     assert args[args.index("--max-model-len") + 1] == "512"
+    # The recipe's loader, and the gate held vLLM's engine config to it (load_format=safetensors in the launch's log facts).
+    assert args[args.index("--load-format") + 1] == "safetensors"
     env = json.loads(head.check_output("docker inspect --format '{{json .Config.Env}}' sparkinfer-vllm"))
     assert "VLLM_CPU_KVCACHE_SPACE=1" in env
     record = json.loads(head.check_output("cat /etc/sparkinfer/sparkinfer-vllm.json"))
     assert (record["image"], record["vllm_log"]["architecture"]) == ("sparkinfer-lab-vllm:latest", "Qwen3MoeForCausalLM")
+    assert (record["vllm_log"]["load_format"], record["vllm_log"]["speculative_method"]) == ("safetensors", None)
 
 
 BENCH = {
