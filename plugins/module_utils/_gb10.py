@@ -32,10 +32,10 @@ GPU_QUERY_FORMAT = "csv,noheader,nounits"
 
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 _SMI_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>[0-9.]+|N/A)")
-# ASCII only: /proc/meminfo is ASCII, and digits of other scripts (Arabic-Indic, fullwidth) must not read as figures.
 # /proc/driver/nvidia/version's first line: the open kernel modules say "Open Kernel Module for <arch>", the proprietary
 # ones "<arch> Kernel Module" (fixtures/gb10/SOURCES.md).
 _NVRM_LINE = re.compile(r"^NVRM version: NVIDIA UNIX (?:(?P<open>Open Kernel Module for \S+)|\S+ Kernel Module)\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s", re.M)
+# ASCII only: /proc/meminfo is ASCII, and digits of other scripts (Arabic-Indic, fullwidth) must not read as figures.
 _MEMINFO_LINE = re.compile(r"^(?P<key>[A-Za-z_()0-9]+):\s+(?P<value>\d+)(?:\s+kB)?\s*$", re.ASCII)
 
 

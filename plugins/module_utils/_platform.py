@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import driver_branch
+
 VERDICTS = ("refuse", "warn", "ok")
 PARTS = ("driver", "kernel", "image")
 # What /proc/driver/nvidia/version's first line says of the loaded kernel modules: NVIDIA's open ones, or the closed ones.
@@ -51,9 +53,9 @@ class Platform:
 
 
 def branch(version: str | None) -> int | None:
-    """A driver's branch, its major version: 580.95.05 -> 580; None when not a version."""
-    head = (version or "").split(".", 1)[0]
-    return int(head) if head.isascii() and head.isdigit() else None
+    """A driver's branch as a number, to compare: 580.95.05 -> 580; None when not a version."""
+    head = driver_branch(version)
+    return int(head) if head and head.isascii() and head.isdigit() else None
 
 
 def boot_options(cmdline: str | None) -> set[str]:

@@ -288,7 +288,7 @@ def _probe_facts(raw: Any) -> dict[str, Any]:
         "entrypoint_env_vars": unknown_refs,
         "env_configured_entrypoint": bool(unknown_refs),
         "rdma_libraries": {name: (raw.get("rdma_libraries") or {}).get(name) for name in RDMA_LIBRARIES},
-        "compat_driver_version": compat_driver_version(raw.get("compat_libcuda")) if "compat_libcuda" in raw else None,
+        "compat_driver_version": compat_driver_version(raw.get("compat_libcuda")),
         "probe_errors": raw.get("errors") or {},
     }
 
