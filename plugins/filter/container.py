@@ -1,7 +1,8 @@
 # Copyright (c) sparkinfer.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The entrypoint the collection's containers run their program with, through an image's wrapper entrypoint if it has one."""
+"""The entrypoint the collection's containers run their program with, through an image's wrapper entrypoint if it has one,
+and what the doctor reads of a container's state."""
 
 from __future__ import annotations
 
@@ -19,6 +20,25 @@ def container_entrypoint(image_entrypoint, program):
     return entrypoint_for(program, image_entrypoint)
 
 
+def container_state(info, name):
+    """What the doctor judges of a container, from community.docker.docker_container_info's result for it."""
+    if not isinstance(info, dict) or not isinstance(info.get("exists"), bool):
+        raise AnsibleFilterError(f"container_state: expected the result of community.docker.docker_container_info, got {type(info).__name__}")
+    if not info["exists"]:
+        return {"name": name, "status": "absent"}
+    container = info["container"]
+    state = container["State"]
+    return {
+        "name": name,
+        "status": state["Status"],
+        "exit_code": state["ExitCode"],
+        "oom_killed": state["OOMKilled"],
+        "restart_count": container["RestartCount"],
+        "image_id": container["Image"],
+        "started_at": state["StartedAt"],
+    }
+
+
 class FilterModule:
     def filters(self):
-        return {"container_entrypoint": container_entrypoint}
+        return {"container_entrypoint": container_entrypoint, "container_state": container_state}

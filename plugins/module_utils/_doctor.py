@@ -13,7 +13,9 @@ warning or ok), `area`, `node`, `what`, `evidence` and `fix`; errors come first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import LOOPBACK_ADDRESS, port_condition
@@ -357,7 +359,7 @@ def vllm_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dic
         return
     for reading in nodes:
         if reading["node"] in record.get("ranks", []):
-            yield from _rank_findings(reading["node"], reading["vllm"])
+            yield from _rank_findings(reading["node"], reading["vllm"], reading["host"].get("boot_time"))
     yield from _api_findings(head, head_vllm, record)
     if head_vllm.get("firewall_wanted") and head_vllm.get("firewall_guards") is False:
         yield error(
@@ -370,13 +372,24 @@ def vllm_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dic
         )
 
 
-def _rank_findings(node: str, vllm: Mapping[str, Any]) -> Iterator[dict]:
+def _rank_findings(node: str, vllm: Mapping[str, Any], booted_at: float | None) -> Iterator[dict]:
     container, log = vllm.get("container") or {}, vllm.get("log") or {}
     status = container.get("status", "absent")
     failure = log.get("error")
     if failure:
         yield error("vllm", node, f"vLLM failed: {failure['category']}", failure.get("line") or "", failure.get("hint") or "")
-    if status != "running":
+    started_at = docker_time(container.get("started_at"))
+    if status != "running" and booted_at and started_at and started_at < booted_at:
+        yield error(
+            "vllm",
+            node,
+            "the node rebooted under the vLLM server",
+            f"{node} booted at {_utc(booted_at)}, after {container.get('name')} started at {_utc(started_at)}; it is {status} "
+            f"(exit code {container.get('exit_code')})",
+            "Docker does not start a vLLM rank again, by design (a crashed rank stays down for its log to be read, and a rank "
+            "alone cannot rejoin the others): run serve.yml, which starts every rank again and gates on vLLM's log",
+        )
+    elif status != "running":
         why = f"exit code {container.get('exit_code')}" + (", killed for lack of memory" if container.get("oom_killed") else "")
         yield error(
             "vllm",
@@ -395,6 +408,20 @@ def _rank_findings(node: str, vllm: Mapping[str, Any]) -> Iterator[dict]:
         )
     elif not failure:
         yield ok("vllm", node, "vLLM rank running", f"{container.get('name')}, log at {log.get('stage', '?')}")
+
+
+def docker_time(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a time Docker's inspect gives (2026-12-07T08:11:58.123456789Z); None for none, or
+    for Docker's zero time (0001-01-01T00:00:00Z: never started)."""
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", stamp or "")
+    if match is None or match.group(1).startswith("0001-"):
+        return None
+    whole = datetime.fromisoformat(match.group(1) + match.group(3).replace("Z", "+00:00"))
+    return whole.timestamp() + float(f"0.{match.group(2) or 0}")
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _api_findings(head: str, vllm: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[dict]:

@@ -142,6 +142,23 @@ def parse_nvrm_version(text: str) -> tuple[str, str]:
     return ("open" if match.group("open") else "proprietary", match.group("version"))
 
 
+def process_start_time(proc_stat: str, pid_stat: str, clock_ticks: int) -> float:
+    """When a process started, in seconds since the epoch, from /proc/stat and the process's /proc/PID/stat.
+
+    /proc/stat's btime is when the kernel booted; the 22nd field of /proc/PID/stat is when the process started, in clock
+    ticks after it. gb10_facts reads init's (PID 1): when the node booted as its services see it, also on a node whose init
+    is not the kernel's first process (a container run as a machine).
+    """
+    btime = re.search(r"^btime (\d+)$", proc_stat, re.M)
+    if btime is None:
+        raise Gb10ParseError("/proc/stat has no 'btime SECONDS' line")
+    # The command's name, in parentheses, may hold spaces and parentheses: the fields after it follow its last ')'.
+    fields = pid_stat.rpartition(")")[2].split()
+    if len(fields) < 20 or not fields[19].isdigit():
+        raise Gb10ParseError("the process's stat file has no start time (its 22nd field)")
+    return int(btime.group(1)) + int(fields[19]) / clock_ticks
+
+
 def driver_branch(driver_version: str | None) -> str | None:
     """The driver branch is its major version: 580.95.05 -> 580."""
     if not driver_version:

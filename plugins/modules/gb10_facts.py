@@ -52,6 +52,14 @@ options:
     description: The file the kernel's boot options are read from (C(kernel_cmdline)).
     type: path
     default: /proc/cmdline
+  proc_stat_path:
+    description: The kernel's statistics file, whose C(btime) line is when the kernel booted (C(boot_time)).
+    type: path
+    default: /proc/stat
+  init_stat_path:
+    description: The status file of the node's init, PID 1, whose start time after the kernel's boot gives C(boot_time).
+    type: path
+    default: /proc/1/stat
   docker_path:
     description: The C(docker) client executable, a name looked up on the PATH or an absolute path.
     type: str
@@ -202,6 +210,14 @@ ansible_facts:
           type: str
           returned: always
           sample: BOOT_IMAGE=/boot/vmlinuz-6.17.0-1014-nvidia root=UUID=... ro quiet splash
+        boot_time:
+          description:
+            - When the node booted as its services see it (its init, PID 1, started), in seconds since the epoch; null
+              when O(proc_stat_path) or O(init_stat_path) cannot be read. The doctor compares it with when the vLLM
+              ranks started, to say that a node rebooted under a server.
+          type: float
+          returned: always
+          sample: 1796631076.25
         kernel_module:
           description:
             - C(open) when NVIDIA's open kernel modules are loaded, C(proprietary) for the closed ones (read from
@@ -316,6 +332,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     parse_meminfo,
     parse_nvrm_version,
     parse_smi_banner,
+    process_start_time,
 )
 
 _WEDGED_GPU_FIX = (
@@ -401,6 +418,7 @@ class Gb10Facts:
         """The kernel release, its boot options and which NVIDIA kernel modules are loaded: what the platform table
         (driver flavour, kernel 7.0's boot option) judges. A file that cannot be read leaves its fact unread (None)."""
         facts: dict = {"kernel_release": os.uname().release, "kernel_cmdline": None, "kernel_module": None, "kernel_module_error": None}
+        facts["boot_time"] = self.boot_time()
         try:
             with open(self.module.params["cmdline_path"], encoding="utf-8", errors="replace") as handle:
                 facts["kernel_cmdline"] = handle.read().strip()
@@ -415,6 +433,13 @@ class Gb10Facts:
         except Gb10ParseError as exc:
             facts["kernel_module_error"] = str(exc)
         return facts
+
+    def boot_time(self) -> float | None:
+        try:
+            with open(self.module.params["proc_stat_path"], encoding="utf-8") as stat, open(self.module.params["init_stat_path"], encoding="utf-8") as init:
+                return process_start_time(stat.read(), init.read(), os.sysconf("SC_CLK_TCK"))
+        except (OSError, Gb10ParseError):
+            return None
 
     def docker_facts(self) -> dict:
         facts: dict = {
@@ -494,6 +519,8 @@ def main(clock: Callable[[], float] = time.monotonic) -> None:
             "meminfo_path": {"type": "path", "default": "/proc/meminfo"},
             "nvrm_version_path": {"type": "path", "default": "/proc/driver/nvidia/version"},
             "cmdline_path": {"type": "path", "default": "/proc/cmdline"},
+            "proc_stat_path": {"type": "path", "default": "/proc/stat"},
+            "init_stat_path": {"type": "path", "default": "/proc/1/stat"},
             "docker_path": {"type": "str", "default": "docker"},
             "model_path": {"type": "path", "default": "/opt/sparkinfer/models"},
             "command_timeout": {"type": "int", "default": 60},

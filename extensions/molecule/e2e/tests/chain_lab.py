@@ -39,9 +39,18 @@ class Pair:
 
 
 @cache
+def listed_inventory() -> dict:
+    return json.loads(subprocess.run(["ansible-inventory", "-i", inventory(), "--list"], capture_output=True, text=True, check=True).stdout)
+
+
+def host_var(host: str, name: str) -> Any:
+    return listed_inventory()["_meta"]["hostvars"][host][name]
+
+
+@cache
 def pair() -> Pair:
     """The head and the worker of the inventory, with their fabric addresses."""
-    listed = json.loads(subprocess.run(["ansible-inventory", "-i", inventory(), "--list"], capture_output=True, text=True, check=True).stdout)
+    listed = listed_inventory()
     head = listed["sparkinfer_head"]["hosts"][0]
     worker = listed["sparkinfer_workers"]["hosts"][0]
     hostvars = listed["_meta"]["hostvars"]

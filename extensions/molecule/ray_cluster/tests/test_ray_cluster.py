@@ -16,6 +16,7 @@ import pytest
 import testinfra
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
+from lab_reboot import reboot
 from probes import connects, connects_any, connects_from
 from role_runs import run_playbook, run_role
 
@@ -352,7 +353,7 @@ def wait_for(condition, seconds: int, what: str) -> None:
 def test_after_a_reboot_the_chain_is_back_before_docker_restarts_ray_and_a_rerun_changes_nothing():
     # Restarting the lab node's container is its reboot: a new network namespace (no iptables rules), systemd boots,
     # Docker starts the Ray worker again (unless-stopped).
-    subprocess.run(["docker", "restart", "--time", "10", WORKER], check=True, capture_output=True, timeout=120)
+    reboot(WORKER)
     wait_for(lambda: raylet(WORKER), 180, "raylet on the rebooted worker")
     worker = node(WORKER)
     assert_ray_chain(iptables_rules(WORKER), [FABRIC_IP[HEAD], FABRIC_IP[WORKER]])

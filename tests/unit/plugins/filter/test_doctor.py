@@ -4,7 +4,8 @@ fixtures/doctor/<case>/<node>.json are real readings, captured with lab/doctor-c
 pair: healthy with its Ray cluster; with the worker's Ray container stopped (`docker stop sparkinfer-ray`, drill 5's fault);
 with the fabric cut in the worker's firewall (drill 2's fault); with the inventory naming a new image built on the head
 only (`-e vllm_image_name=doctor-probe:1`, `FROM` the lab image with a label) and the head's INPUT jump to Ray's chain
-deleted. The findings each case must give were read off the report doctor.yml printed for it. The rule tests change
+deleted; and the `make site` pair (spark-1, spark-2) serving with mp after its worker rebooted (`docker restart spark-2`,
+then a chat completion that the head never answered). The findings each case must give were read off the report doctor.yml printed for it. The rule tests change
 one fact of the healthy reading, as a fault would.
 """
 
@@ -375,3 +376,59 @@ def test_the_compat_driver_of_the_heads_image_is_judged_over_the_heads_driver():
     # An image without one: the host's driver runs, said as fine.
     fine = [entry for entry in judged(head__vllm__image__compat_driver_version="") if entry["area"] == "image" and entry["node"] == HEAD]
     assert [(entry["severity"], entry["what"]) for entry in fine] == [("ok", "CUDA driver of the image")]
+
+
+# The worker booted at 2026-12-07 08:40:00 UTC; its rank had started at 08:30:00 UTC (Docker's nanosecond stamp).
+BOOTED = 1796632800.0
+RANK_BEFORE_THE_BOOT = {"name": "sparkinfer-vllm", "status": "exited", "exit_code": 0, "oom_killed": False, "started_at": "2026-12-07T08:30:00.123456789Z"}
+
+
+def test_a_rank_that_started_before_its_node_booted_is_named_as_a_reboot_with_serve_yml_the_fix():
+    rebooted = only(judged(worker__host__boot_time=BOOTED, worker__vllm__container=RANK_BEFORE_THE_BOOT))
+    assert (rebooted["node"], rebooted["what"]) == (WORKER, "the node rebooted under the vLLM server")
+    assert rebooted["evidence"] == (
+        f"{WORKER} booted at 2026-12-07 08:40:00 UTC, after sparkinfer-vllm started at 2026-12-07 08:30:00 UTC; it is exited (exit code 0)"
+    )
+    assert "Docker does not start a vLLM rank again, by design" in rebooted["fix"]
+    assert rebooted["fix"].endswith("run serve.yml, which starts every rank again and gates on vLLM's log")
+
+
+@pytest.mark.parametrize(
+    ("boot_time", "started_at"),
+    [
+        # Started after the boot: a rank that stopped on its own.
+        (BOOTED, "2026-12-07T08:40:00.5Z"),
+        # Never started (Docker's zero time), or a boot time that could not be read.
+        (BOOTED, "0001-01-01T00:00:00Z"),
+        (None, "2026-12-07T08:30:00Z"),
+    ],
+)
+def test_a_stopped_rank_is_no_reboot_unless_it_started_before_the_boot(boot_time, started_at):
+    stopped = only(judged(worker__host__boot_time=boot_time, worker__vllm__container={**RANK_BEFORE_THE_BOOT, "started_at": started_at}))
+    assert (stopped["what"], stopped["evidence"]) == ("the vLLM rank is exited", "sparkinfer-vllm is exited (exit code 0)")
+
+
+def test_a_running_rank_that_started_before_the_boot_reading_is_no_reboot():
+    # A container that survived a boot time read wrong is running: nothing to restart.
+    running = {**RANK_BEFORE_THE_BOOT, "status": "running", "restart_count": 0}
+    assert problems(judged(worker__host__boot_time=BOOTED, worker__vllm__container=running)) == []
+
+
+def test_a_worker_that_rebooted_under_the_server_is_named_and_so_is_the_head_rank_that_lost_it():
+    # Read off the report of the real case: the worker's rank exited with its node (255: Docker's daemon went down under
+    # it), the head's rank runs on with the error its pipeline stage hit when the worker's closed the connection, and the
+    # lab node's two Docker networks came back in the other order (eth0 and eth1 swapped), which the fabric rules name.
+    lab_pair = ["spark-1", "spark-2"]
+    found = doctor_findings([json.loads((FIXTURES / "worker-rebooted" / f"{node}.json").read_text(encoding="utf-8")) for node in lab_pair], "spark-1", lab_pair)
+    assert problems(found) == [
+        ("error", "fabric", "spark-2", "the fabric address changed"),
+        ("error", "fabric", "spark-2", "MTU differs from the fabric's"),
+        ("error", "fabric", "spark-2", "the fabric fails towards spark-1"),
+        ("error", "vllm", "spark-1", "vLLM failed: other_error"),
+        ("error", "vllm", "spark-2", "the node rebooted under the vLLM server"),
+    ]
+    rebooted = found[4]
+    assert rebooted["evidence"] == (
+        "spark-2 booted at 2026-12-07 08:26:20 UTC, after sparkinfer-vllm started at 2026-12-07 08:23:08 UTC; it is exited (exit code 255)"
+    )
+    assert "Connection closed by peer [192.168.177.12]:47339" in found[3]["evidence"]

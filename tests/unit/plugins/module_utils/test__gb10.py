@@ -15,6 +15,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import (
     parse_meminfo,
     parse_nvrm_version,
     parse_smi_banner,
+    process_start_time,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gb10"
@@ -164,3 +165,25 @@ def test_meminfo_figures_in_other_scripts_digits_are_not_read():
 def test_meminfo_lines_that_are_not_ascii_are_skipped():
     text = fixture("meminfo-debian12-x86_64-lab-host.txt") + "Gr\u00f6\u00dfe:  12 kB\n"
     assert parse_meminfo(text)["MemTotal"] == 24683584
+
+
+@pytest.mark.parametrize(
+    ("proc_stat", "pid_stat", "started"),
+    [
+        # A lab node's init, systemd, started 572.26 s after the lab machine's kernel: 08:20:48.26 UTC, when Docker started
+        # the node's container (its StartedAt: 2026-12-07T08:20:48.918461961Z).
+        ("proc-stat-lab-node-debian12.txt", "pid1-stat-systemd-lab-node-debian12.txt", 1796631076 + 572.26),
+        # The lab machine's own init started 0.25 s after its kernel.
+        ("proc-stat-lab-host-debian12.txt", "pid1-stat-lab-host.txt", 1796631076.25),
+    ],
+)
+def test_when_init_started(proc_stat, pid_stat, started):
+    assert process_start_time(fixture(proc_stat), fixture(pid_stat), 100) == pytest.approx(started)
+
+
+def test_a_stat_file_without_btime_or_a_start_time_is_refused():
+    with pytest.raises(Gb10ParseError, match="no 'btime SECONDS' line"):
+        process_start_time(fixture("meminfo-debian12-x86_64-lab-host.txt"), fixture("pid1-stat-lab-host.txt"), 100)
+    cut = fixture("pid1-stat-lab-host.txt").split()[:20]
+    with pytest.raises(Gb10ParseError, match="no start time"):
+        process_start_time(fixture("proc-stat-lab-host-debian12.txt"), " ".join(cut), 100)

@@ -20,6 +20,8 @@ DOCKER = "/usr/bin/docker"
 MEMINFO = str(FIXTURES / "meminfo-debian12-x86_64-lab-host.txt")
 NVRM_OPEN = str(FIXTURES / "nvrm-version-580.142-open-aarch64-gb10.txt")
 CMDLINE = str(FIXTURES / "cmdline-7.0.0-30-generic-arm64-kho-off.txt")
+PROC_STAT = str(FIXTURES / "proc-stat-lab-node-debian12.txt")
+INIT_STAT = str(FIXTURES / "pid1-stat-systemd-lab-node-debian12.txt")
 
 
 def bounded(*argv: str, seconds: int = 60) -> tuple[str, ...]:
@@ -50,7 +52,14 @@ def real_gb10(docker_info: str = "docker-info-20.10.24-lab-node-nvidia-runtime.j
 
 @pytest.fixture
 def args(tmp_path) -> dict:
-    return {"meminfo_path": MEMINFO, "model_path": str(tmp_path / "models"), "nvrm_version_path": NVRM_OPEN, "cmdline_path": CMDLINE}
+    return {
+        "meminfo_path": MEMINFO,
+        "model_path": str(tmp_path / "models"),
+        "nvrm_version_path": NVRM_OPEN,
+        "cmdline_path": CMDLINE,
+        "proc_stat_path": PROC_STAT,
+        "init_stat_path": INIT_STAT,
+    }
 
 
 def gb10_facts_of(args: dict, commands: FakeCommands, **kwargs) -> dict:
@@ -87,6 +96,8 @@ def test_facts_of_a_gb10(args, tmp_path, check_mode):
     assert facts["kernel_cmdline"] == (
         "BOOT_IMAGE=/vmlinuz-7.0.0-30-generic root=PARTUUID=f257fc73-df70-4995-8eb6-953e15761105 ro console=tty1 console=ttyAMA0 kho=off panic=-1"
     )
+    # The lab node's init started at 08:20:48.26 UTC (its container's StartedAt: 08:20:48.918461961Z).
+    assert facts["boot_time"] == pytest.approx(1796631648.26)
     assert facts["nvidia_smi_error"] is None
     assert commands.calls == [QUERY, BANNER, DOCKER_INFO]
     assert {key: value for key, value in facts.items() if key.startswith("docker_")} == {
@@ -323,6 +334,11 @@ def test_no_nvidia_module_leaves_the_flavour_unread_and_says_why(args, tmp_path)
     assert facts["kernel_module"] is None
     assert facts["kernel_module_error"] == f"cannot read {missing}: No such file or directory (no NVIDIA kernel module is loaded)"
     assert facts["kernel_cmdline"] is None
+
+
+def test_a_boot_time_that_cannot_be_read_is_null(args, tmp_path):
+    assert gb10_facts_of({**args, "init_stat_path": str(tmp_path / "none")}, real_gb10())["boot_time"] is None
+    assert gb10_facts_of({**args, "proc_stat_path": MEMINFO}, real_gb10())["boot_time"] is None
 
 
 def test_a_version_file_of_another_shape_is_said_not_raised(args):
