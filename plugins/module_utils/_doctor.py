@@ -19,10 +19,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import LOOPBACK_ADDRESS, port_condition
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import judge, platform_of
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._host_rules import host_findings as judge_host
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import SEVERITY_OF_VERDICT, judge, platform_of
 
 SEVERITIES = ("error", "warning", "ok")
-GIB_KIB = 1048576
 # Inputs of a launch whose values may hold a secret: a drift names them, never their values.
 SECRET_INPUTS = ("vllm_serve_extra_env",)
 
@@ -39,93 +39,11 @@ def ok(area: str, node: str, what: str, evidence: str) -> dict:
     return {"severity": "ok", "area": area, "node": node, "what": what, "evidence": evidence, "fix": ""}
 
 
-def _gib(kib: float) -> str:
-    return f"{kib / GIB_KIB:.1f} GiB"
-
-
-def platform_findings(node: str, facts: Mapping[str, Any], parts: Sequence[str], accepted: Sequence[str], fabric: bool) -> Iterator[dict]:
-    """The platform table's rows of these parts on a node, as the preflight that refuses on them judges them."""
-    for row in judge(platform_of(facts, accepted_branches=accepted, fabric=fabric), parts):
-        area = "image" if row["part"] == "image" else "host"
-        evidence = row["what"] + (f" (source: {row['source']})" if row["source"] else "")
-        if row["verdict"] == "refuse":
-            yield error(area, node, row["title"], evidence, row["fix"])
-        elif row["verdict"] == "warn":
-            yield warning(area, node, row["title"], evidence, row["fix"])
-        else:
-            yield ok(area, node, row["title"], evidence)
-
-
-def host_findings(node: str, host: Mapping[str, Any], rank_running: bool, alone: bool = False) -> Iterator[dict]:
-    if not host.get("gpus"):
-        yield error(
-            "host",
-            node,
-            "no GPU visible",
-            host.get("nvidia_smi_error") or "nvidia-smi lists no GPU",
-            "load the NVIDIA driver: `nvidia-smi` must print the GB10",
-        )
-    else:
-        yield ok("host", node, "GPU visible", ", ".join(f"{gpu['name']} (SM {gpu['compute_cap']})" for gpu in host["gpus"]))
-    yield from platform_findings(node, host, ["driver", "kernel"], host.get("supported_driver_branches") or [], not alone)
-    if host.get("docker_error"):
-        yield error("host", node, "Docker does not answer", host["docker_error"], "`sudo systemctl enable --now docker`, then `sudo docker info`")
-    elif not host.get("docker_nvidia_runtime"):
-        yield error(
-            "host",
-            node,
-            "Docker has no NVIDIA runtime",
-            f"runtimes: {', '.join(host.get('docker_runtimes') or [])}",
-            "run host.yml (gb10_host registers it), or `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker",
-        )
-    yield from _memory_findings(node, host, rank_running)
-    free_gib, floor_gib = host["disk_free_bytes"] / 1073741824, float(host.get("disk_free_min_gib") or 0)
-    if free_gib < floor_gib:
-        yield warning(
-            "host",
-            node,
-            "little disk free",
-            f"{free_gib:.1f} GiB free at {host.get('disk_path_checked')}, under {floor_gib:g} GiB (gb10_host_doctor_disk_free_min_gib)",
-            "remove old models and images (`docker image prune`)",
-        )
-    if host.get("earlyoom_wanted") and not host.get("earlyoom_active"):
-        yield warning(
-            "host",
-            node,
-            "earlyoom is not running",
-            f"earlyoom is {host.get('earlyoom_state')} though gb10_host_earlyoom_enabled is true",
-            "run host.yml, or `sudo systemctl enable --now earlyoom`",
-        )
-
-
-def _memory_findings(node: str, host: Mapping[str, Any], rank_running: bool) -> Iterator[dict]:
-    available, free, cached = host["memory_available_kib"], host["memory_free_kib"], host["memory_cached_kib"]
-    swap = f"swap on {host['swap_devices']} device(s)" if host.get("swap_devices") else "no swap"
-    evidence = f"{_gib(available)} available, {_gib(free)} free, page cache {_gib(cached)}, {swap}"
-    required_kib = float(host.get("required_memory_available_gib") or 0) * GIB_KIB
-    floor_kib = float(host.get("memory_available_min_gib") or 0) * GIB_KIB
-    if rank_running and available < floor_kib:
-        yield warning(
-            "host",
-            node,
-            "memory nearly exhausted beside the running server",
-            f"{evidence}; under {host.get('memory_available_min_gib')} GiB (gb10_host_doctor_memory_available_min_gib)",
-            "stop what else holds memory (other containers, a desktop: `sudo systemctl isolate multi-user.target`), or lower --gpu-memory-utilization",
-        )
-    elif not rank_running and free < required_kib:
-        # vLLM's start-up check on GB10 sees free memory, not available memory: a full page cache counts against it.
-        cache_is_why = available >= required_kib
-        yield error(
-            "host",
-            node,
-            "too little free memory for the next launch",
-            f"{evidence}; gb10_host_required_memory_available_gib asks for {host.get('required_memory_available_gib')} GiB",
-            "drop the page cache before the launch (gb10_host_drop_page_cache: true, or `sudo sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'`)"
-            if cache_is_why
-            else "stop what else holds memory, or spread the model over more nodes",
-        )
-    else:
-        yield ok("host", node, "memory", evidence)
+def host_findings(node: str, host: Mapping[str, Any], rank_running: bool, cluster_size: int) -> Iterator[dict]:
+    """The host rule table's findings on a live node (module_utils/_host_rules.py), as gb10_host's preflight judges it."""
+    for finding in judge_host({**host, "rank_running": rank_running, "cluster_size": cluster_size}, "doctor"):
+        evidence = finding["evidence"] + (f" (source: {finding['source']})" if finding["source"] else "")
+        yield {**finding, "area": "host", "node": node, "evidence": evidence}
 
 
 def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str], alone: bool = False) -> list[dict]:
@@ -299,7 +217,16 @@ def image_platform_findings(head: Mapping[str, Any]) -> Iterator[dict]:
     image probe kept on the head says; an image never probed there has no such row)."""
     image = head["vllm"].get("image") or {}
     facts = {"driver_version": head["host"].get("driver_version"), "compat_driver_version": image.get("compat_driver_version")}
-    return platform_findings(head["node"], facts, ["image"], (), True)
+    for row in judge(platform_of(facts), ["image"]):
+        evidence = row["what"] + (f" (source: {row['source']})" if row["source"] else "")
+        yield {
+            "severity": SEVERITY_OF_VERDICT[row["verdict"]],
+            "area": "image",
+            "node": head["node"],
+            "what": row["title"],
+            "evidence": evidence,
+            "fix": row["fix"],
+        }
 
 
 def ray_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[dict]:
@@ -486,7 +413,7 @@ def cluster_findings(head: str, members: Sequence[str], readings: Sequence[Mappi
     peers = {reading["node"]: reading["fabric"].get("host_ip", "") for reading in nodes}
     for reading in nodes:
         rank_running = (reading["vllm"].get("container") or {}).get("status") == "running"
-        found += host_findings(reading["node"], reading["host"], rank_running, alone=len(members) == 1)
+        found += host_findings(reading["node"], reading["host"], rank_running, len(members))
         found += fabric_findings(reading["node"], reading["fabric"], peers, alone=len(members) == 1)
     found += image_findings(nodes)
     found += image_platform_findings(_reading_of(head, nodes))

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import driver_branch
 
 VERDICTS = ("refuse", "warn", "ok")
+# A verdict as the severity of a finding (the host rule table's, the doctor's).
+SEVERITY_OF_VERDICT = {"refuse": "error", "warn": "warning", "ok": "ok"}
 PARTS = ("driver", "kernel", "image")
 # What /proc/driver/nvidia/version's first line says of the loaded kernel modules: NVIDIA's open ones, or the closed ones.
 KERNEL_MODULES = ("open", "proprietary")

@@ -129,8 +129,9 @@ options:
     description:
       - "The NVIDIA driver of the host that will run the image (C(nvidia-smi)'s Driver Version, such as C(580.142)). When
         the image carries a CUDA forward-compatibility driver of a newer branch (RV(vllm_image.compat_driver_version)),
-        the module warns with the platform table's row (P(sparkinfer.cluster.platform_verdicts#filter)): its containers run that
-        libcuda, and only when the image's own entrypoint starts them. Unset judges nothing."
+        the module warns with the platform table's image row (the table whose driver and kernel rows
+        P(sparkinfer.cluster.host_rule_findings#filter) judges on a host): its containers run that libcuda, and only when the
+        image's own entrypoint starts them. Unset judges nothing."
     type: str
 notes:
   - The probe runs with C(--network none), C(--init) and C(--rm).

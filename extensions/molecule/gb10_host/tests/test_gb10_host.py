@@ -184,7 +184,10 @@ def docker_answers(host) -> bool:
 NO_RUNTIMES = '{"runtimes": {}}'
 # docker.service allows 3 starts in 60 s (StartLimitBurst); these tests restart it more often than that.
 RESTART_DOCKER = "systemctl reset-failed docker.service && systemctl restart docker"
-RUNTIME_MISSING = "on molecule-gb10-host has no nvidia runtime (runtimes: io.containerd.runc.v2, io.containerd.runtime.v1.linux, runc)"
+RUNTIME_MISSING = (
+    "molecule-gb10-host: Docker has no NVIDIA runtime: "
+    "Docker 20.10.24+dfsg1 has no nvidia runtime (runtimes: io.containerd.runc.v2, io.containerd.runtime.v1.linux, runc)"
+)
 WITHOUT_RUNTIME = f"cp /etc/docker/daemon.json /etc/docker/daemon.json.away && echo '{NO_RUNTIMES}' > /etc/docker/daemon.json && {RESTART_DOCKER}"
 RUNTIME_BACK = f"mv /etc/docker/daemon.json.away /etc/docker/daemon.json && {RESTART_DOCKER}"
 
@@ -196,13 +199,13 @@ RUNTIME_BACK = f"mv /etc/docker/daemon.json.away /etc/docker/daemon.json && {RES
             "mv /usr/bin/nvidia-smi /usr/bin/nvidia-smi.away",
             "mv /usr/bin/nvidia-smi.away /usr/bin/nvidia-smi",
             {},
-            "nvidia-smi lists no GPU on molecule-gb10-host (nvidia-smi not found: the NVIDIA driver is not installed).",
+            "molecule-gb10-host: no GPU visible: nvidia-smi not found: the NVIDIA driver is not installed. Fix: load the NVIDIA driver",
         ),
         (
             "systemctl stop docker.socket docker.service",
             "systemctl reset-failed docker.service && systemctl start docker.service",
             {},
-            "Docker does not answer on molecule-gb10-host: /usr/bin/docker info got no answer from the Docker daemon",
+            "molecule-gb10-host: Docker does not answer: /usr/bin/docker info got no answer from the Docker daemon",
         ),
         (
             f"{WITHOUT_RUNTIME} && mv /usr/bin/nvidia-ctk /usr/bin/nvidia-ctk.away",

@@ -125,7 +125,7 @@ def test_a_cut_fabric_fails_both_ways_with_pings_lost_and_network_yml_the_fix():
             "add kho=off to GRUB_CMDLINE_LINUX_DEFAULT",
         ),
         ({"worker__host__docker_error": "Cannot connect to the Docker daemon"}, ("error", "Docker does not answer"), "systemctl enable --now docker"),
-        ({"worker__host__docker_nvidia_runtime": False}, ("error", "Docker has no NVIDIA runtime"), "nvidia-ctk runtime configure"),
+        ({"worker__host__docker_nvidia_runtime": False}, ("error", "Docker has no NVIDIA runtime"), "run host.yml: gb10_host registers it"),
         (
             {"worker__host__memory_available_kib": 2 * 1048576},
             ("warning", "memory nearly exhausted beside the running server"),
