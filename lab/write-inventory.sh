@@ -23,9 +23,9 @@ host_block() {
   cat <<HOST
             $name:
               ansible_host: $(lab_mgmt_ip "$i")
-              sparkinfer_mgmt_interface: $mgmt
-              sparkinfer_fabric_interface: $fabric
-              sparkinfer_fabric_ip: $(lab_fabric_ip "$i")
+              lab_mgmt_interface: $mgmt
+              lab_fabric_interface: $fabric
+              lab_fabric_ip: $(lab_fabric_ip "$i")
               # For the netplan file on the stand-in twins (checked, not applied, in the lab).
               nccl_network_fabric_addresses:
                 - 192.168.180.$((10 + i))/24

@@ -53,3 +53,29 @@ def test_the_worked_one_spark_inventory_passes_the_specs_and_its_recipe_fits_one
     assert group_vars["sparkinfer_recipe"] == "gpt-oss-120b"
     # No fabric to fill in: a cluster of one node has none.
     assert "nccl_network_fabric_addresses" not in (ONE_SPARK / "hosts.yml").read_text(encoding="utf-8")
+
+
+def test_misspelt_variables_stop_it_before_any_host_changes_naming_the_ones_meant():
+    # Tried as a new user would (the issue on the plan in Python): each was ignored silently before.
+    run = validate("-e", '{"nccl_network_fabric_adresses": ["192.168.100.10/24"], "sparkinfer_recipie": "gpt-oss-120b"}')
+    assert run.returncode == 2, run.stdout[-3000:]
+    said = " ".join(run.stdout.split())
+    for host in ("spark-a", "spark-b"):
+        assert f"The inventory has invalid values for {host}:" in said
+    assert "nccl_network_fabric_adresses is no variable of the collection (did you mean nccl_network_fabric_addresses?)" in said
+    assert "sparkinfer_recipie is no variable of the collection (did you mean sparkinfer_recipe?)" in said
+    assert "nothing was changed on any host" in said
+
+
+def test_a_head_group_moved_out_of_sparkinfer_nodes_is_refused_naming_the_head(tmp_path):
+    # The head's group beside sparkinfer_nodes instead of among its children: the plays would deploy the worker alone.
+    hosts = yaml.safe_load((EXAMPLE / "hosts.yml").read_text(encoding="utf-8"))
+    children = hosts["all"]["children"]
+    children["sparkinfer_head"] = children["sparkinfer_nodes"]["children"].pop("sparkinfer_head")
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(hosts), encoding="utf-8")
+    (tmp_path / "group_vars").symlink_to(EXAMPLE / "group_vars")
+    run = validate(inventory=tmp_path / "hosts.yml")
+    assert run.returncode == 2, run.stdout[-3000:]
+    said = " ".join(run.stdout.split())
+    assert "The inventory has invalid values for spark-b: spark-a is in sparkinfer_head but not in sparkinfer_nodes" in said, said[-3000:]
+    assert "spark-a : ok=" not in said

@@ -54,7 +54,7 @@ def pair() -> Pair:
     head = listed["sparkinfer_head"]["hosts"][0]
     worker = listed["sparkinfer_workers"]["hosts"][0]
     hostvars = listed["_meta"]["hostvars"]
-    return Pair(head, worker, hostvars[head]["sparkinfer_fabric_ip"], hostvars[worker]["sparkinfer_fabric_ip"])
+    return Pair(head, worker, hostvars[head]["lab_fabric_ip"], hostvars[worker]["lab_fabric_ip"])
 
 
 def node(name: str) -> testinfra.host.Host:

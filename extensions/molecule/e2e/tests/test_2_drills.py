@@ -210,8 +210,8 @@ def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_v
     record("6 env-var entrypoint trap", run.seconds, 180, "vllm_wait: ignored_environment")
 
 
-# Every value wrong at once, as an inventory may hold several mistakes: each is named in the one refusal, which lists
-# every role's errors together before any host is touched.
+# Every value wrong at once, and two names misspelt, as an inventory may hold several mistakes: each is named in the one
+# refusal, which lists every role's errors together before any host is touched.
 BAD_INVENTORY = {
     "gb10_host_required_memory_available_gib": ("plenty", "gb10_host_required_memory_available_gib"),
     "gb10_host_earlyoom_enabled": ("sometimes", "gb10_host_earlyoom_enabled"),
@@ -229,6 +229,12 @@ BAD_INVENTORY = {
     "vllm_serve_tensor_parallel_size": ("two", "vllm_serve_tensor_parallel_size"),
     "vllm_serve_gpu_memory_utilization": ("most", "vllm_serve_gpu_memory_utilization"),
     "vllm_serve_wait_stage": ("serving", "value of vllm_serve_wait_stage must be one of"),
+    # Misspelt names, which Ansible would ignore: the roles would run with their defaults.
+    "nccl_network_fabric_adresses": (
+        ["192.168.180.11/24"],
+        "nccl_network_fabric_adresses is no variable of the collection (did you mean nccl_network_fabric_addresses?)",
+    ),
+    "sparkinfer_recipie": ("tiny-qwen3-moe", "sparkinfer_recipie is no variable of the collection (did you mean sparkinfer_recipe?)"),
 }
 
 
