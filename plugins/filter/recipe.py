@@ -56,8 +56,12 @@ def vllm_recipe(name, variable=None):
     return {**recipe, "model_dir": f"{MODELS_DIR}/{recipe['model'].split('/')[-1]}"}
 
 
-def vllm_recipe_fit(recipe, hosts):
-    """``{fits, message}``: whether a cluster of these hosts (head first) can serve the recipe (a name or vllm_recipe's result)."""
+def vllm_recipe_fit(recipe, hosts, variable="sparkinfer_recipe"):
+    """``{fits, message}``: whether a cluster of these hosts (head first) can serve the recipe (a name or vllm_recipe's result).
+
+    A name no recipe has fits no cluster: the message names the variable it came from and the recipes there are."""
+    if isinstance(recipe, str) and recipe not in recipe_names():
+        return {"fits": False, "message": f"{variable} is {recipe!r}: no recipe is named {recipe!r}; the collection's recipes are {', '.join(recipe_names())}."}
     try:
         if isinstance(recipe, str):
             checked = load_recipe(recipe)

@@ -79,3 +79,25 @@ def test_a_head_group_moved_out_of_sparkinfer_nodes_is_refused_naming_the_head(t
     said = " ".join(run.stdout.split())
     assert "The inventory has invalid values for spark-b: spark-a is in sparkinfer_head but not in sparkinfer_nodes" in said, said[-3000:]
     assert "spark-a : ok=" not in said
+
+
+def test_a_fabric_address_without_its_prefix_length_stops_it_before_any_host_changes():
+    # Caught by nccl_network's preflight in play 3 before, after host.yml had changed the hosts: the same rule, here first.
+    run = validate("-e", '{"nccl_network_fabric_addresses": ["192.168.177.11", "192.168.178.11/24"]}')
+    assert run.returncode == 2, run.stdout[-3000:]
+    said = " ".join(run.stdout.split())
+    assert (
+        "The inventory has invalid values for spark-a: nccl_network_fabric_addresses on spark-a holds 192.168.177.11; each entry must be an "
+        "IPv4 address with its prefix length"
+    ) in said
+    assert "nothing was changed on any host" in said
+
+
+def test_a_recipe_name_no_recipe_has_is_said_plainly_with_the_recipes_there_are():
+    # Refused before as a "Finalization of task args ... <<< caused by >>>" stack.
+    run = validate("-e", "sparkinfer_recipe=qwen-nope")
+    assert run.returncode == 2, run.stdout[-3000:]
+    said = " ".join(run.stdout.split())
+    assert "spark-a: sparkinfer_recipe is 'qwen-nope': no recipe is named 'qwen-nope'; the collection's recipes are gpt-oss-120b, " in said
+    assert "Nothing was changed on any host." in said
+    assert "Finalization of task args" not in said

@@ -14,7 +14,7 @@ import testinfra
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "_shared"))
-from role_runs import run_role
+from role_runs import CONVERGE, run_playbook, run_role
 
 SCENARIO = "nccl_network"
 FABRIC_IP = {"nccl-spark-1": "192.168.176.11", "nccl-spark-2": "192.168.176.12"}
@@ -194,8 +194,13 @@ def test_role_refuses_what_would_break_nccl(override, message):
 
 
 def test_netplan_refuses_a_bad_file_and_keeps_the_old_one():
+    # An impossible prefix length: the preflight's rule refuses it; past the preflight, netplan's own check refuses the file.
     before = node("nccl-spark-1").file(NETPLAN_FILE).content_string
-    code, output = run_role(SCENARIO, {"nccl_network_fabric_addresses": ["192.168.180.11/99", "192.168.181.11/24"]}, limit="nccl-spark-1")
+    bad = {"nccl_network_fabric_addresses": ["192.168.180.11/99", "192.168.181.11/24"]}
+    code, output = run_role(SCENARIO, bad, limit="nccl-spark-1")
+    assert code == 2, output[-2000:]
+    assert "nccl_network_fabric_addresses on nccl-spark-1 holds 192.168.180.11/99; each entry must be an IPv4 address" in output, output[-2000:]
+    code, output = run_playbook(CONVERGE, bad, "nccl-spark-1", scenario=SCENARIO, options=("--skip-tags", "nccl_network_preflight"))
     assert code == 2, output[-2000:]
     assert "failed to validate" in output, output[-2000:]
     assert node("nccl-spark-1").file(NETPLAN_FILE).content_string == before

@@ -122,6 +122,15 @@ def test_a_recipe_whose_weights_fit_fewer_nodes_names_its_layout_only():
     )
 
 
+def test_a_name_no_recipe_has_fits_no_cluster_and_says_which_recipes_there_are():
+    fit = vllm_recipe_fit("qwen-nope", ["spark-1", "spark-2"])
+    assert fit == {
+        "fits": False,
+        "message": f"sparkinfer_recipe is 'qwen-nope': no recipe is named 'qwen-nope'; the collection's recipes are {', '.join(recipe_names())}.",
+    }
+    assert vllm_recipe_fit("qwen-nope", ["spark-1"], variable="recipe")["message"].startswith("recipe is 'qwen-nope'")
+
+
 def test_fit_refuses_hosts_that_are_not_a_list_of_names():
     with pytest.raises(AnsibleFilterError, match=r"vllm_recipe_fit: the cluster's hosts must be a list of host names, got 'spark-1'"):
         vllm_recipe_fit(QWEN, "spark-1")
