@@ -17,9 +17,8 @@ warning or ok), `what`, `evidence`, `fix` and `source`. No I/O here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import SEVERITY_OF_VERDICT, judge, platform_of
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._platform import SEVERITY_OF_VERDICT, fix_sentence, judge, platform_of
 
 PHASES = ("preflight", "doctor")
 SEVERITIES = ("error", "warning", "ok")
@@ -181,38 +180,22 @@ def _earlyoom(host: Mapping, phase: str) -> Iterator[dict]:
         )
 
 
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    judge: Callable[[Mapping, str], Iterator[dict]]
-
-
 # In order: the preflight's refusal and the doctor's report list their findings so (a GPU that is not visible is named
 # with the platform row that explains it, proprietary kernel modules, in the same refusal).
-RULES = (
-    Rule("gpu_visible", _gpu_visible),
-    Rule("platform", _platform),
-    Rule("gpu_allowed", _gpu_allowed),
-    Rule("docker", _docker),
-    Rule("memory", _memory),
-    Rule("disk", _disk),
-    Rule("earlyoom", _earlyoom),
-)
+RULES: tuple[Callable[[Mapping, str], Iterator[dict]], ...] = (_gpu_visible, _platform, _gpu_allowed, _docker, _memory, _disk, _earlyoom)
 
 
 def host_findings(host: Mapping, phase: str) -> list[dict]:
     """Every rule's findings on a host's reading in this phase, in the table's order."""
     if phase not in PHASES:
         raise HostRuleError(f"phase is {phase!r}; the rules know {', '.join(PHASES)}")
-    return [finding for rule in RULES for finding in rule.judge(host, phase)]
+    return [finding for rule in RULES for finding in rule(host, phase)]
 
 
 def findings_message(node: str, findings: Sequence[Mapping], severity: str) -> str:
     """The findings of one severity in one message, each with its evidence, fix and source ('' when there is none)."""
     return " ".join(
-        f"{node}: {finding['what']}: {finding['evidence']}."
-        + (f" Fix: {finding['fix']}." if finding["fix"] else "")
-        + (f" (Source: {finding['source']}.)" if finding["source"] else "")
+        fix_sentence(f"{node}: {finding['what']}: {finding['evidence']}", finding["fix"], finding["source"])
         for finding in findings
         if finding["severity"] == severity
     )

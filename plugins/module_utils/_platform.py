@@ -310,10 +310,12 @@ def platform_of(facts: Mapping, **known) -> Platform:
     return Platform(**fields)
 
 
+def fix_sentence(what: str, fix: str, source: str) -> str:
+    """What was found, then its fix and its source where there are ones: the wording of every refusal and warning the
+    platform table and the host rule table give."""
+    return f"{what}." + (f" Fix: {fix}." if fix else "") + (f" (Source: {source}.)" if source else "")
+
+
 def verdicts_message(verdicts: Sequence[Mapping], verdict: str) -> str:
     """The rows of one verdict in one message, each with its fix and source ('' when none has it)."""
-    return " ".join(
-        f"{row['what']}." + (f" Fix: {row['fix']}." if row["fix"] else "") + (f" (Source: {row['source']}.)" if row["source"] else "")
-        for row in verdicts
-        if row["verdict"] == verdict
-    )
+    return " ".join(fix_sentence(row["what"], row["fix"], row["source"]) for row in verdicts if row["verdict"] == verdict)
