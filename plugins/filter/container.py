@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._bind_mounts import BindMountError, bind_volumes
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._env_layers import EnvLayerError, merged_env
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._image_entrypoint import container_entrypoint as entrypoint_for
 
 
@@ -39,6 +41,27 @@ def container_state(info, name):
     }
 
 
+def container_volumes(mounts):
+    """Docker's volumes (SOURCE:TARGET[:ro]) of a role's bind mounts, declared as data (module_utils/_bind_mounts.py)."""
+    try:
+        return bind_volumes(mounts)
+    except BindMountError as error:
+        raise AnsibleFilterError(f"container_volumes: {error}") from error
+
+
+def container_env(layers):
+    """A container's environment from a role's layers of variables, merged in order (module_utils/_env_layers.py)."""
+    try:
+        return merged_env(layers)
+    except EnvLayerError as error:
+        raise AnsibleFilterError(f"container_env: {error}") from error
+
+
 class FilterModule:
     def filters(self):
-        return {"container_entrypoint": container_entrypoint, "container_state": container_state}
+        return {
+            "container_entrypoint": container_entrypoint,
+            "container_state": container_state,
+            "container_volumes": container_volumes,
+            "container_env": container_env,
+        }

@@ -7,6 +7,7 @@ file_sd targets of every cluster."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
@@ -27,8 +28,21 @@ def _text_parser():
         return None
 
 
+def _answer_text(answer):
+    """The text of a uri result that answered 200, else (None, the problem): the request and why it got no figures."""
+    if answer.get("status") == 200:
+        return answer.get("content") or "", ""
+    problem = f"GET {answer.get('url', '/metrics')}: {answer.get('msg') or 'no answer'}"
+    return None, problem + (" (the API key differs from the server's)" if answer.get("status") == 401 else "")
+
+
 def vllm_metrics(text):
-    """The summary of a /metrics answer, with a line for the table; `problem` says why there are no figures."""
+    """The summary of a /metrics answer (its text, or the uri result that asked for it), with a line for the table;
+    `problem` says why there are no figures."""
+    if isinstance(text, Mapping):
+        text, problem = _answer_text(text)
+        if text is None:
+            return {"problem": problem}
     if not isinstance(text, str):
         raise AnsibleFilterError(f"vllm_metrics: expected the text of a /metrics answer, got {type(text).__name__}")
     parse = _text_parser()

@@ -51,3 +51,30 @@ def _masked_line(line: str) -> str:
 def masked_env_file(text: str) -> str:
     """The file's text with every value masked but those of the names the collection writes; comments kept."""
     return "\n".join(_masked_line(line) for line in text.splitlines())
+
+
+def masked_inspect(inspect: dict) -> dict:
+    """A container's docker inspect with every value of its environment masked (Config.Env holds the API key)."""
+    config = inspect.get("Config") or {}
+    env = [str(entry).split("=", 1)[0] + "=" + MASK for entry in config.get("Env") or []]
+    return {**inspect, "Config": {**config, "Env": env}}
+
+
+def command_texts(results: list) -> dict[str, str]:
+    """Each command's file of a registered loop over {name, argv} items: its output, then its errors (a command that
+    failed is evidence too); items the loop skipped are left out."""
+    return {
+        result["item"]["name"]: "\n".join((result.get("stdout") or "", result.get("stderr") or "")).strip() for result in results if not result.get("skipped")
+    }
+
+
+def bundle_files(texts: dict[str, str], secrets: list[str]) -> list[dict[str, str]]:
+    """The files {name, content}, in order, every occurrence of each secret (trimmed; empty ones ignored) masked."""
+    kept = [secret.strip() for secret in secrets if isinstance(secret, str) and secret.strip()]
+    files = []
+    for name, text in texts.items():
+        masked = text
+        for secret in kept:
+            masked = masked.replace(secret, MASK)
+        files.append({"name": name, "content": masked})
+    return files

@@ -351,6 +351,22 @@ def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def api_reading(answers: Sequence[Mapping[str, Any]]) -> dict:
+    """What the API answered the doctor's GET /health and GET /v1/models (two uri results, in that order): each status,
+    the models it lists and the second request's message; {} when it was not asked both."""
+    asked = [answer for answer in answers if "status" in answer]
+    if len(asked) < 2:
+        return {}
+    health, models = answers[0], answers[1]
+    listed = (models.get("json") or {}).get("data") or [] if isinstance(models.get("json"), Mapping) else []
+    return {
+        "health_status": health["status"],
+        "models_status": models["status"],
+        "problem": models.get("msg") or "",
+        "models": [model.get("id") for model in listed if isinstance(model, Mapping)],
+    }
+
+
 def _api_findings(head: str, vllm: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[dict]:
     log, api = vllm.get("log") or {}, vllm.get("api") or {}
     if log and log.get("outcome") != "ready" and not log.get("error"):

@@ -94,8 +94,3 @@ def outside_nodes(groups: Mapping[str, Sequence[str]]) -> list[str]:
         for host in groups.get(group) or ()
         if host not in nodes
     ]
-
-
-def inventory_problems(names: Iterable[str], known: Sequence[str] | set[str], groups: Mapping[str, Sequence[str]]) -> list[str]:
-    """Every sentence validate_inventory.yml refuses with beside the argument specifications' errors."""
-    return [*unknown_message(unknown_variables(names, known)), *outside_nodes(groups)]

@@ -211,7 +211,7 @@ _KIND_WORDS = {
 }
 
 
-def _expected(setting: Setting) -> str:
+def describe_expected(setting: Setting) -> str:
     return _KIND_WORDS[setting.kind].format(minimum=setting.minimum, choices=", ".join(setting.choices))
 
 
@@ -231,7 +231,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _valid(setting: Setting, value: Any) -> bool:
+def is_valid(setting: Setting, value: Any) -> bool:
     kind = setting.kind
     if kind == "text":
         return isinstance(value, str) and value.strip() != ""
@@ -263,8 +263,8 @@ def _check(where: str, settings: Mapping[str, Setting], given: Any) -> dict[str,
             raise ServeSpecError(f"{where}: unknown key {key!r}{hint}; allowed keys: {', '.join(settings)}")
         if value is None:
             continue
-        if not _valid(setting, value):
-            raise ServeSpecError(f"{where}: {key} must be {_expected(setting)}, got {_shown(value)}")
+        if not is_valid(setting, value):
+            raise ServeSpecError(f"{where}: {key} must be {describe_expected(setting)}, got {_shown(value)}")
         # argparse reads an argument that starts with - as an option: a model named --help prints the help and
         # exits 0, a served name -x fails as "expected one argument". (api_key never reaches the command line.)
         if setting.kind == "text" and setting.cli in ("positional", "option") and value.startswith("-"):

@@ -241,13 +241,14 @@ BAD_INVENTORY = {
 def test_drill_7_bad_inventory_values_stop_site_before_any_host_changes_each_named():
     run = drill_run("site.yml", {variable: value for variable, (value, _named) in BAD_INVENTORY.items()})
     assert run.code == 2, run.output[-3000:]
-    assert f"The inventory has invalid values for {pair().head}:" in run.output, run.output[-3000:]
+    assert f"The inventory has invalid values: {pair().head}: " in run.output, run.output[-3000:]
     missing = [named for _value, named in BAD_INVENTORY.values() if named not in run.output]
     assert not missing, run.output[-6000:]
     assert "nothing was changed on any host" in run.output
-    # Only the validation play ran: two tasks per host, none changed.
-    for host in (pair().head, pair().worker):
-        assert re.search(rf"{host} +: ok=1 +changed=0 +unreachable=0 +failed=1 ", run.output), run.output[-1500:]
+    # Only the validation play ran: its one task, run once for every node, none changed.
+    assert re.search(rf"{pair().head} +: ok=0 +changed=0 +unreachable=0 +failed=1 ", run.output), run.output[-1500:]
+    assert f"{pair().worker}: vllm_serve: value of vllm_serve_executor must be one of: mp, ray, got: torchrun." in run.output
+    assert not re.search(rf"{pair().worker} +: ok=", run.output), run.output[-1500:]
     assert "Gathering Facts" not in run.output
     record(f"7 bad inventory: {len(BAD_INVENTORY)} values at once", run.seconds, 30, "validate_inventory: argument_specs")
 

@@ -327,7 +327,7 @@ def drill_container():
             "not found as files on the head serve-spark-1",
         ),
         ({"vllm_serve_env_profile": "sagemaker"}, "vllm_serve_api_guard_enabled (the API key on every route) needs vLLM's command line"),
-        ({"vllm_serve_api_open_paths": ["/health", "/x;y"]}, 'vllm_serve_api_open_paths is ["/health", "/x;y"]; give absolute URL paths'),
+        ({"vllm_serve_api_open_paths": ["/health", "/x;y"]}, "serve-spark-1: vllm_serve_api_open_paths holds '/x;y': give absolute URL paths"),
         ({"vllm_serve_rdma": True}, '"/dev/infiniband" (vllm_serve_rdma_devices) not found on serve-spark-1'),
         (
             {"vllm_serve_cache_dirs": {"torch": "/opt/torch"}},

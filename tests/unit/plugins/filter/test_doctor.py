@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_findings
+from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_api_reading, doctor_findings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 HEAD, WORKER = "e2e-spark-1", "e2e-spark-2"
@@ -432,3 +432,21 @@ def test_a_worker_that_rebooted_under_the_server_is_named_and_so_is_the_head_ran
         "spark-2 booted at 2026-12-07 08:26:20 UTC, after sparkinfer-vllm started at 2026-12-07 08:23:08 UTC; it is exited (exit code 255)"
     )
     assert "Connection closed by peer [192.168.177.12]:47339" in found[3]["evidence"]
+
+
+def api_answers(case: str) -> list:
+    return json.loads((FIXTURES / "api" / f"uri-health-models-{case}.json").read_text(encoding="utf-8"))
+
+
+def test_what_the_api_answered_is_read_off_the_real_uri_results():
+    assert doctor_api_reading(api_answers("ok")) == {"health_status": 200, "models_status": 200, "problem": "OK (484 bytes)", "models": ["tiny-qwen3-moe"]}
+    assert doctor_api_reading(api_answers("401")) == {
+        "health_status": 200,
+        "models_status": 401,
+        "problem": "Status code was 401 and not [200]: HTTP Error 401: Unauthorized",
+        "models": [],
+    }
+    # Not asked (the loop skipped): nothing to judge.
+    assert doctor_api_reading([{"skipped": True, "item": "/health"}, {"skipped": True, "item": "/v1/models"}]) == {}
+    with pytest.raises(AnsibleFilterError, match="doctor_api_reading: expected the uri results"):
+        doctor_api_reading({"status": 200})

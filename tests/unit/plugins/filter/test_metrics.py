@@ -76,8 +76,20 @@ def test_without_prometheus_client_the_problem_says_what_to_install(monkeypatch)
 
 
 def test_a_non_string_is_refused():
-    with pytest.raises(AnsibleFilterError, match="expected the text of a /metrics answer, got dict"):
-        vllm_metrics({})
+    with pytest.raises(AnsibleFilterError, match="expected the text of a /metrics answer, got list"):
+        vllm_metrics([])
+
+
+def test_the_uri_result_that_asked_is_read_and_a_refusal_is_the_problem():
+    # The shape of ansible.builtin.uri's result with return_content, and its msg as uri.py writes it ('Status code was %s
+    # and not %s: %s', its request's own message after the colon).
+    url = "http://192.168.183.11:8000/metrics"
+    assert vllm_metrics({"status": 200, "url": url, "content": read("lab-0.32.0-idle.txt"), "msg": "OK (unknown bytes)"})["problem"] == ""
+    unauthorized = {"status": 401, "url": url, "msg": "Status code was 401 and not [200]: HTTP Error 401: Unauthorized"}
+    assert vllm_metrics(unauthorized) == {
+        "problem": f"GET {url}: Status code was 401 and not [200]: HTTP Error 401: Unauthorized (the API key differs from the server's)"
+    }
+    assert vllm_metrics({"status": -1, "url": url}) == {"problem": f"GET {url}: no answer"}
 
 
 def node(cluster: str, name: str, vllm_endpoint: str = "", ray_metrics: str = "") -> dict:

@@ -1,15 +1,17 @@
-"""What of a node's NCCL environment file a support bundle shows: the values of the names the collection writes only."""
+"""What a node's support bundle shows: of its NCCL environment file the values of the names the collection writes only,
+of its containers' inspects no environment value, and nowhere a secret (a real inspect of a lab rank)."""
 
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_bundle_env
+from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_bundle_env, doctor_bundle_files
 from ansible_collections.sparkinfer.cluster.plugins.filter.fabric import nccl_roce_env
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._bundle_mask import WRITTEN_BY_THE_COLLECTION, masked_env_file
 
@@ -59,3 +61,54 @@ def test_the_filter_wants_the_text():
     assert doctor_bundle_env("HF_TOKEN=x") == "HF_TOKEN=<masked>"
     with pytest.raises(AnsibleFilterError, match="expected the file's text, got dict"):
         doctor_bundle_env({})
+
+
+RANK = json.loads(
+    (Path(__file__).parents[1] / "filter" / "fixtures" / "container" / "docker-container-info-rank-exited-after-reboot.json").read_text(encoding="utf-8")
+)["container"]
+KEY = "k3yK3yk3yK3yk3yK3yk3yK3yk3yK3yk3yK3yk3yK"
+
+
+def command(name, stdout="", stderr="", skipped=False):
+    result = {"item": {"name": name, "argv": ["timeout", "10", name]}, "stdout": stdout, "stderr": stderr}
+    return {**result, "skipped": True} if skipped else result
+
+
+def test_a_bundle_holds_each_command_then_the_inspects_then_the_readings_in_order():
+    files = doctor_bundle_files(
+        [
+            command("ip-addr.txt", "1: lo: <LOOPBACK,UP>\n"),
+            command("vllm.log", "", "Error: No such container: sparkinfer-vllm"),
+            command("ray-status.txt", skipped=True),
+        ],
+        {"nccl.env": "NCCL_SOCKET_IFNAME=enp1s0f1np1", "gb10.json": {"gpu_name": "NVIDIA GB10"}},
+        [RANK],
+        [],
+    )
+    assert [file["name"] for file in files] == ["ip-addr.txt", "vllm.log", "docker-inspect.json", "nccl.env", "gb10.json"]
+    assert files[0]["content"] == "1: lo: <LOOPBACK,UP>"
+    # A failed command's error is its evidence.
+    assert files[1]["content"] == "Error: No such container: sparkinfer-vllm"
+    assert json.loads(files[4]["content"]) == {"gpu_name": "NVIDIA GB10"}
+
+
+def test_every_environment_value_of_an_inspected_container_is_masked_and_the_rest_kept():
+    [inspect] = json.loads(doctor_bundle_files([], {}, [RANK], [])[0]["content"])
+    assert inspect["Config"]["Env"] == [entry.split("=", 1)[0] + "=<masked>" for entry in RANK["Config"]["Env"]]
+    assert "VLLM_HOST_IP=<masked>" in inspect["Config"]["Env"]
+    assert (inspect["Name"], inspect["State"]) == (RANK["Name"], RANK["State"])
+
+
+def test_each_secret_is_masked_wherever_it_stands_and_an_empty_one_masks_nothing():
+    files = doctor_bundle_files(
+        [command("docker-ps.txt", f"sparkinfer-vllm vllm serve --api-key {KEY}")], {"vllm-log-facts.json": {"note": f"key {KEY}\n"}}, [], [f"{KEY}\n", "", "  "]
+    )
+    assert KEY not in json.dumps(files)
+    assert files[0]["content"] == "sparkinfer-vllm vllm serve --api-key <masked>"
+
+
+def test_what_is_not_a_loops_results_files_inspects_and_secrets_is_refused():
+    with pytest.raises(AnsibleFilterError, match="doctor_bundle_files: expected the results of the commands' loop"):
+        doctor_bundle_files([{"stdout": "x"}], {}, [], [])
+    with pytest.raises(AnsibleFilterError, match="doctor_bundle_files: expected files as a mapping of names"):
+        doctor_bundle_files([], [], [], [])

@@ -14,7 +14,6 @@ import yaml
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._inventory_rules import (
     PLAYBOOK_VARIABLES,
     ROLE_PREFIXES,
-    inventory_problems,
     known_variables,
     outside_nodes,
     unknown_message,
@@ -90,9 +89,3 @@ def test_a_head_outside_sparkinfer_nodes_is_named_with_where_it_belongs():
     assert outside_nodes({"sparkinfer_nodes": ["spark-a", "spark-b"], "sparkinfer_head": ["spark-a"], "sparkinfer_workers": ["spark-b"]}) == []
     # An inventory of other groups (a fleet named by sparkinfer_targets) has nothing to say here.
     assert outside_nodes({"all": ["spark-a"]}) == []
-
-
-def test_the_problems_are_the_names_then_the_groups(known):
-    groups = {"sparkinfer_nodes": [], "sparkinfer_head": ["spark-a"]}
-    problems = inventory_problems(["sparkinfer_recipie"], known, groups)
-    assert [problem.split(" ")[0] for problem in problems] == ["sparkinfer_recipie", "spark-a"]

@@ -1,0 +1,48 @@
+# Copyright (c) sparkinfer.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""vllm_serve's settled serve settings and the problems of its variables (module_utils/_vllm_serve_settings.py)."""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.filter.recipe import recipe_names, vllm_recipe
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_settings import setting_problems, settle
+
+
+def _mapping(name, value, what):
+    if not isinstance(value, Mapping):
+        raise AnsibleFilterError(f"{name}: expected {what} as a mapping, got {type(value).__name__}")
+    return value
+
+
+def vllm_serve_settings(variables, recipe):
+    """The serve settings: each role variable that is set, over vllm_serve_spec_overrides, over the recipe's serve
+    section (vllm_recipe's result, {} for none), over the role's fallbacks; the tensor parallel size else one per node."""
+    settings, _sources = settle(_mapping("vllm_serve_settings", recipe, "the recipe"), _mapping("vllm_serve_settings", variables, "the variables"))
+    return settings
+
+
+def vllm_serve_setting_problems(variables, node, recipe=None, defaults=None):
+    """One sentence per problem of vllm_serve's variables on the node. Without a recipe, the one the variables name
+    (vllm_serve_recipe, else sparkinfer_recipe) is read; an unknown name is a problem of its own. defaults: the values of
+    variables the mapping lacks, as the role would default them (vllm_serve_hosts: the cluster's nodes)."""
+    variables = ChainMap(_mapping("vllm_serve_setting_problems", variables, "the variables"), dict(defaults or {}))
+    named = []
+    if recipe is None:
+        variable = "vllm_serve_recipe" if "vllm_serve_recipe" in variables else "sparkinfer_recipe"
+        name = variables.get(variable, "")
+        if name and name not in recipe_names():
+            named.append(f"{variable} is {name!r}: no recipe is named {name!r}; the collection's recipes are {', '.join(recipe_names())}.")
+            name = ""
+        recipe = vllm_recipe(name, variable=variable)
+    return named + setting_problems(str(node), variables, _mapping("vllm_serve_setting_problems", recipe, "the recipe"))
+
+
+class FilterModule:
+    def filters(self):
+        return {"vllm_serve_settings": vllm_serve_settings, "vllm_serve_setting_problems": vllm_serve_setting_problems}
