@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,27 @@ def test_lint_config_skips_nothing():
     assert config["profile"] == "production"
     assert config.get("skip_list", []) == []
     assert config.get("warn_list", []) == []
+
+
+# M(sparkinfer.cluster.NAME) and P(sparkinfer.cluster.NAME#TYPE) in the docs Ansible renders (modules, filters, role
+# argument specifications): a reference to a plugin that was renamed or removed would render as a dead link.
+DOC_REFERENCE = re.compile(r"\b([MP])\(sparkinfer\.cluster\.([a-z0-9_]+)(?:#([a-z]+))?\)")
+
+
+def documented_plugins() -> set[tuple[str, str]]:
+    plugins = {("module", path.stem) for path in MODULES}
+    plugins |= {("filter", path.stem) for path in (REPO / "plugins" / "filter").glob("*.yml")}
+    plugins |= {("test", path.stem) for path in (REPO / "plugins" / "test").glob("*.yml")}
+    return plugins
+
+
+def test_every_plugin_the_docs_refer_to_exists():
+    sources = [*MODULES, *(REPO / "plugins" / "filter").glob("*.yml"), *(REPO / "roles").glob("*/meta/argument_specs.yml")]
+    known = documented_plugins()
+    dead = [
+        f"{path.relative_to(REPO)}: {match.group(0)}"
+        for path in sources
+        for match in DOC_REFERENCE.finditer(path.read_text(encoding="utf-8"))
+        if ("module" if match.group(1) == "M" else match.group(3) or "module", match.group(2)) not in known
+    ]
+    assert not dead, dead

@@ -186,21 +186,18 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
         assert "exited" in run.output
         # The wait's 10 s, and Ansible's own time on a loaded host.
         record("5 worker lost", run.seconds, 70, "ray_cluster: node without raylet")
-        # The API still serves (mp ranks), the cluster is not whole: status calls it degraded, and says why.
+        # The API still serves (mp ranks), the cluster is not whole: status calls it degraded, and says why. (The doctor's
+        # error on this node is judged in tests/unit/plugins/filter/test_doctor.py on its real reading, ray-worker-stopped.)
         status = drill_run("status.yml")
         assert status.code == 0, status.output[-3000:]
         assert f"Cluster of {pair().head} (2 nodes): degraded, {pair().worker}'s Ray container is exited" in status.output, status.output[-3000:]
         assert f"Fleet of 1 cluster - 0 serving, 1 degraded, 0 down; {pair().head} degraded" in status.output, status.output[-3000:]
-        # The doctor calls it an error, with the fix, and fails (for cron or CI).
-        doctor = drill_run("doctor.yml")
-        assert doctor.code == 2, doctor.output[-3000:]
-        exited = r"evidence: sparkinfer-ray is exited \(exit code [0-9]+\) fix: run cluster.yml"
-        assert re.search(rf"ERROR ray {pair().worker} the Ray container is exited {exited}", doctor.output), doctor.output[-3000:]
-        assert f"The doctor found 1 error(s): {pair().worker}: the Ray container is exited" in doctor.output
-        record("5b worker lost: doctor.yml", doctor.seconds, 60, "doctor: Ray container exited")
     finally:
         restored = drill_run("cluster.yml")
         assert restored.code == 0, restored.output[-3000:]
+    # The stopped worker is started again and the head left alone; the role's Verify saw every node ALIVE with its GPU.
+    assert re.search(rf"{pair().head} +: ok=\d+ +changed=0 ", restored.output), restored.output[-1500:]
+    assert re.search(rf"{pair().worker} +: ok=\d+ +changed=[1-9]", restored.output), restored.output[-1500:]
 
 
 def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_vllms_warning():

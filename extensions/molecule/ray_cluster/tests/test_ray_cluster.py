@@ -431,14 +431,6 @@ def test_a_worker_whose_raylet_stopped_is_restarted_and_joins_again():
     assert_cluster_whole()
 
 
-def test_a_stopped_worker_is_started_again():
-    node(WORKER).check_output(f"docker stop {CONTAINER}")
-    code, output = run_role(SCENARIO, {})
-    assert code == 0, output[-3000:]
-    assert (changed(output, HEAD), changed(output, WORKER)) == (0, 1)
-    assert_cluster_whole()
-
-
 def run_outputs(tmp_path: Path, extra_vars: dict) -> tuple[int, str, dict[str, dict]]:
     """Run the role through outputs.yml, which saves each node's ray_cluster_address and ray_cluster_facts."""
     code, output = run_playbook(OUTPUTS_PLAYBOOK, {**extra_vars, "outputs_dir": str(tmp_path)}, scenario=SCENARIO)
