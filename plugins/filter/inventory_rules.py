@@ -19,7 +19,8 @@ import yaml
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.serve_settings import vllm_serve_setting_problems
+from ansible_collections.sparkinfer.cluster.plugins.filter.recipe import vllm_recipe
+from ansible_collections.sparkinfer.cluster.plugins.filter.serve_settings import named_recipe, vllm_serve_setting_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._inventory_rules import (
     ROLE_PREFIXES,
     known_variables,
@@ -33,13 +34,16 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_settings 
 ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
 
 
+# Each role's argument specification, by role name.
+SPEC_PATHS = {prefix.rstrip("_"): ROLES_DIR / prefix.rstrip("_") / "meta" / "argument_specs.yml" for prefix in ROLE_PREFIXES}
+
+
 @functools.lru_cache(maxsize=8)
 def _role_specs(modified_ns: tuple[int, ...]) -> dict[str, dict]:
     specs = {}
-    for prefix in ROLE_PREFIXES:
-        path = ROLES_DIR / prefix.rstrip("_") / "meta" / "argument_specs.yml"
+    for role, path in SPEC_PATHS.items():
         try:
-            specs[prefix.rstrip("_")] = yaml.safe_load(path.read_text(encoding="utf-8"))
+            specs[role] = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as error:
             raise AnsibleFilterError(f"inventory_findings: cannot read {path}: {error}") from error
     return specs
@@ -47,8 +51,7 @@ def _role_specs(modified_ns: tuple[int, ...]) -> dict[str, dict]:
 
 def role_specs() -> dict[str, dict]:
     """Each role's parsed meta/argument_specs.yml, by role name; read once per process and file version."""
-    paths = [ROLES_DIR / prefix.rstrip("_") / "meta" / "argument_specs.yml" for prefix in ROLE_PREFIXES]
-    return _role_specs(tuple(path.stat().st_mtime_ns if path.exists() else 0 for path in paths))
+    return _role_specs(tuple(path.stat().st_mtime_ns if path.exists() else 0 for path in SPEC_PATHS.values()))
 
 
 def _plain(value):
@@ -77,14 +80,16 @@ def _argument_errors(specs: Mapping[str, dict], variables: Mapping) -> list[str]
     return errors
 
 
-def _node_problems(node: str, variables: Mapping, hosts: list[str], known: set[str], specs: Mapping[str, dict]) -> list[str]:
+def _node_problems(node: str, variables: Mapping, hosts: list[str], known: set[str], specs: Mapping[str, dict], *, read_recipe) -> list[str]:
     # vllm_serve_hosts defaults, as in the role, to the cluster's nodes, else the play's.
     cluster = {"vllm_serve_hosts": variables.get("sparkinfer_cluster_hosts", hosts)}
+    recipe_problems, recipe = named_recipe(variables, read_recipe)
     return [
         *_argument_errors(specs, variables),
         *unknown_message(unknown_variables(list(variables), known)),
         *nccl_network_problems(node, variables),
-        *vllm_serve_setting_problems(variables, node, defaults=cluster),
+        *recipe_problems,
+        *vllm_serve_setting_problems(variables, node, recipe=recipe, defaults=cluster),
     ]
 
 
@@ -97,12 +102,14 @@ def inventory_findings(hostvars, hosts, groups):
         raise AnsibleFilterError("inventory_findings: expected the inventory's groups (groups), each a list of hosts")
     specs = role_specs()
     known = known_variables(specs)
+    # Each recipe read once for the whole inventory, not once per node (vllm_recipe deep-copies what it returns).
+    read_recipe = functools.lru_cache(maxsize=None)(vllm_recipe)
     findings = []
     for node in hosts:
         variables = hostvars[node]
         if not isinstance(variables, Mapping):
             raise AnsibleFilterError(f"inventory_findings: expected hostvars, whose {node} is a mapping of its variables")
-        findings += [f"{node}: {problem}" for problem in _node_problems(node, variables, hosts, known, specs)]
+        findings += [f"{node}: {problem}" for problem in _node_problems(node, variables, hosts, known, specs, read_recipe=read_recipe)]
     return findings + outside_nodes(groups)
 
 

@@ -27,19 +27,25 @@ def vllm_serve_settings(variables, recipe):
     return settings
 
 
+def named_recipe(variables, read=vllm_recipe):
+    """The recipe the variables name (vllm_serve_recipe, else sparkinfer_recipe; {} for none) as read reads it, with the
+    problem of a name no recipe has ([] when there is none)."""
+    variable = "vllm_serve_recipe" if "vllm_serve_recipe" in variables else "sparkinfer_recipe"
+    name = variables.get(variable, "")
+    if name and name not in recipe_names():
+        unknown = f"{variable} is {name!r}: no recipe is named {name!r}; the collection's recipes are {', '.join(recipe_names())}."
+        return [unknown], read("", variable=variable)
+    return [], read(name, variable=variable)
+
+
 def vllm_serve_setting_problems(variables, node, recipe=None, defaults=None):
     """One sentence per problem of vllm_serve's variables on the node. Without a recipe, the one the variables name
-    (vllm_serve_recipe, else sparkinfer_recipe) is read; an unknown name is a problem of its own. defaults: the values of
-    variables the mapping lacks, as the role would default them (vllm_serve_hosts: the cluster's nodes)."""
+    is read (named_recipe); an unknown name is a problem of its own. defaults: the values of variables the mapping lacks,
+    as the role would default them (vllm_serve_hosts: the cluster's nodes)."""
     variables = ChainMap(_mapping("vllm_serve_setting_problems", variables, "the variables"), dict(defaults or {}))
     named = []
     if recipe is None:
-        variable = "vllm_serve_recipe" if "vllm_serve_recipe" in variables else "sparkinfer_recipe"
-        name = variables.get(variable, "")
-        if name and name not in recipe_names():
-            named.append(f"{variable} is {name!r}: no recipe is named {name!r}; the collection's recipes are {', '.join(recipe_names())}.")
-            name = ""
-        recipe = vllm_recipe(name, variable=variable)
+        named, recipe = named_recipe(variables)
     return named + setting_problems(str(node), variables, _mapping("vllm_serve_setting_problems", recipe, "the recipe"))
 
 

@@ -30,7 +30,8 @@ ROLE_SET = {
     "SPARKINFER_API_GUARD_SHA256": "nothing: the role sets it from the guard it mounts",
 }
 _BAD_IN_NAME = re.compile(r"[=\r\n\x00]")
-_BAD_IN_VALUE = re.compile(r"[\r\n\x00]")
+# What ends a line of an environment file: in a value it would start a variable of its own.
+LINE_BREAK = re.compile(r"[\r\n\x00]")
 
 
 def extra_env_problems(extra_env: Any, variable: str = "vllm_serve_extra_env") -> list[str]:
@@ -44,6 +45,6 @@ def extra_env_problems(extra_env: Any, variable: str = "vllm_serve_extra_env") -
             problems.append(f"{variable} has the variable name {shown} (holds = or a line break)")
         elif name in ROLE_SET:
             problems.append(f"{variable} sets {name}, which the role sets itself: set {ROLE_SET[name]} instead")
-        if isinstance(value, str) and _BAD_IN_VALUE.search(value):
+        if isinstance(value, str) and LINE_BREAK.search(value):
             problems.append(f"{variable} has a line break in the value of {shown}")
     return problems

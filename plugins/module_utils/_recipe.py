@@ -35,8 +35,18 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_wait impo
 
 RECIPE_KEYS = ("name", "description", "model", "image", "nodes", "weights_bytes", "serve", "expect", "sources")
 IMAGE_KEYS = ("name", "min_vllm_version", "digest")
-# Serve settings the role decides, not the recipe: where the model lies, where the API listens, its key and TLS, the executor.
-ROLE_OWNED_SPEC_KEYS = ("model", "host", "port", "ssl_certfile", "ssl_keyfile", "api_key", "distributed_executor_backend")
+# Serve settings the role decides, not the recipe: where the model lies, where the API listens, its key and TLS, the
+# executor; each with the vllm_serve variable that sets it.
+ROLE_OWNED_SPEC_VARIABLES = {
+    "model": "vllm_serve_model",
+    "host": "vllm_serve_api_host",
+    "port": "vllm_serve_port",
+    "ssl_certfile": "vllm_serve_tls_certfile",
+    "ssl_keyfile": "vllm_serve_tls_keyfile",
+    "api_key": "vllm_serve_api_key",
+    "distributed_executor_backend": "vllm_serve_executor",
+}
+ROLE_OWNED_SPEC_KEYS = tuple(ROLE_OWNED_SPEC_VARIABLES)
 # Settings of a recipe's serve section that are not vLLM flags: how the image's entrypoint reads the spec, and its environment.
 SERVE_ROLE_KEYS = ("env_profile", "extra_env")
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")

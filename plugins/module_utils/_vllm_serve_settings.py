@@ -23,8 +23,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import extra_env_problems
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import ROLE_OWNED_SPEC_KEYS, SERVE_ROLE_KEYS, cluster_fit
+from ansible.module_utils.parsing.convert_bool import BOOLEANS, boolean
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import LINE_BREAK, extra_env_problems
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import ROLE_OWNED_SPEC_KEYS, ROLE_OWNED_SPEC_VARIABLES, SERVE_ROLE_KEYS, cluster_fit
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ENV_PROFILES, SPEC_SETTINGS, Setting, describe_expected, is_valid
 
 # What a setting is when nothing sets it.
@@ -40,22 +42,9 @@ SETTING_VARIABLES = {
     "env_profile": "vllm_serve_env_profile",
 }
 _SPEC = {setting.key: setting for setting in SPEC_SETTINGS}
-# What the role's own variables set in place of the spec key, for a spec_overrides key the role owns.
-_OWNED_BY = {
-    "model": "vllm_serve_model",
-    "host": "vllm_serve_api_host",
-    "port": "vllm_serve_port",
-    "ssl_certfile": "vllm_serve_tls_certfile",
-    "ssl_keyfile": "vllm_serve_tls_keyfile",
-    "api_key": "vllm_serve_api_key",
-    "distributed_executor_backend": "vllm_serve_executor",
-}
 _DOCKER_LOG_SIZE = re.compile(r"[1-9][0-9]*[kmgKMG]")
 _URL_PATH = re.compile(r"/[A-Za-z0-9/._~-]*")
 _MOUNTED_FILE = re.compile(r"/[A-Za-z0-9/._+-]+")
-_LINE_BREAK = re.compile(r"[\r\n\x00]")
-# Ansible's words for a boolean, as a variable given on the command line may spell it.
-_BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 
 
 def _recipe_serve(recipe: Mapping) -> Mapping:
@@ -76,8 +65,8 @@ def _as_typed(key: str, value: Any) -> Any:
             return float(text)
     except ValueError:
         return value
-    if setting.kind == "bool" and text in _BOOLEANS:
-        return _BOOLEANS[text]
+    if setting.kind == "bool" and text in BOOLEANS:
+        return boolean(text)
     return value
 
 
@@ -124,8 +113,8 @@ def _said(source: str, key: str, value: Any) -> str:
 def _spec_overrides(seen: Seen) -> Iterator[str]:
     overrides = seen.variables.get("vllm_serve_spec_overrides")
     for key in overrides if isinstance(overrides, Mapping) else {}:
-        if key in _OWNED_BY:
-            yield f"vllm_serve_spec_overrides sets {key}, which the role sets from {_OWNED_BY[key]}: set that variable instead."
+        if key in ROLE_OWNED_SPEC_VARIABLES:
+            yield f"vllm_serve_spec_overrides sets {key}, which the role sets from {ROLE_OWNED_SPEC_VARIABLES[key]}: set that variable instead."
         elif key not in _SPEC and key not in SERVE_ROLE_KEYS:
             close = difflib.get_close_matches(str(key), [*_SPEC, *SERVE_ROLE_KEYS], n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
@@ -236,7 +225,7 @@ def _tls(seen: Seen) -> Iterator[str]:
 def _one_line(seen: Seen) -> Iterator[str]:
     """What reaches a rank's environment file, one NAME=value a line, holds no line break (named, never quoted)."""
     for name in ("vllm_serve_api_key", "vllm_serve_ray_address"):
-        if isinstance(seen.variables.get(name), str) and _LINE_BREAK.search(seen.variables[name]):
+        if isinstance(seen.variables.get(name), str) and LINE_BREAK.search(seen.variables[name]):
             yield f"{name} has a line break, which would add variables to each rank's environment file."
     if "vllm_serve_extra_env" in seen.variables:
         yield from (f"{problem}." for problem in extra_env_problems(seen.variables["vllm_serve_extra_env"]))

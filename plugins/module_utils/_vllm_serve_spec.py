@@ -35,6 +35,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import LINE_BREAK
+
 # vLLM ParallelConfig.master_port default, the rendezvous port of the mp executor (SPARK_FACTS §2.4).
 DEFAULT_MASTER_PORT = 29501
 EXECUTORS = ("ray", "mp")
@@ -494,15 +496,11 @@ def _profile(profile: Any) -> tuple[EnvProfile, Mapping[str, str]]:
     return custom, variables
 
 
-# What ends a line of an environment file (docker --env-file) or a C string: in a value it would start a
-# variable of its own (``served_model_name: "x\nLD_PRELOAD=..."``).
-_LINE_BREAKERS = ("\n", "\r", "\x00")
-
-
 def _check_env_lines(env: Mapping[str, str], keys: Mapping[str, str], profile: str) -> None:
     """Refuse a variable whose name or value would break its line; the value is never shown (it may be the API key)."""
     for name, value in env.items():
-        if any(char in name or char in value for char in _LINE_BREAKERS):
+        # served_model_name: "x\nLD_PRELOAD=..." would start a variable of its own in the environment file.
+        if LINE_BREAK.search(name) or LINE_BREAK.search(value):
             raise ServeSpecError(
                 f"env profile {profile}: {name} (spec key {keys[name]}) holds a newline, carriage return or NUL: "
                 "in the rank's environment file it would start variables of its own; remove it"
