@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Everything validate_inventory.yml judges of an inventory, for every node at once, before any host changes: each role's
 argument specification, the names the collection does not know (module_utils/_inventory_rules.py), the groups, and the
-rules of nccl_network's and vllm_serve's variables (module_utils/_nccl_settings.py, _vllm_serve_settings.py).
+rules of nccl_network's, vllm_image's, ray_cluster's and vllm_serve's variables (module_utils/_nccl_settings.py,
+_vllm_image_settings.py, _ray_cluster_settings.py, _vllm_serve_settings.py).
 
 One call for the whole inventory: a task per node (and a validate_argument_spec per role) cost Ansible about 0.14 s a
 node, 35 s for 256 nodes (bench/validate_inventory.py prints the figures).
@@ -12,8 +13,11 @@ node, 35 s for 256 nodes (bench/validate_inventory.py prints the figures).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections import ChainMap
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import yaml
 from ansible.errors import AnsibleFilterError
@@ -29,6 +33,8 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._inventory_rule
     unknown_variables,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._nccl_settings import setting_problems as nccl_network_problems
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import setting_problems as ray_cluster_problems
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_image_settings import setting_problems as vllm_image_problems
 
 # The collection's root: plugins/filter/inventory_rules.py -> ../..
 ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
@@ -80,36 +86,64 @@ def _argument_errors(specs: Mapping[str, dict], variables: Mapping) -> list[str]
     return errors
 
 
-def _node_problems(node: str, variables: Mapping, hosts: list[str], known: set[str], specs: Mapping[str, dict], *, read_recipe) -> list[str]:
-    # vllm_serve_hosts defaults, as in the role, to the cluster's nodes, else the play's.
-    cluster = {"vllm_serve_hosts": variables.get("sparkinfer_cluster_hosts", hosts)}
-    recipe_problems, recipe = named_recipe(variables, read_recipe)
-    return [
-        *_argument_errors(specs, variables),
-        *unknown_message(unknown_variables(list(variables), known)),
-        *nccl_network_problems(node, variables),
-        *recipe_problems,
-        *vllm_serve_setting_problems(variables, node, recipe=recipe, defaults=cluster),
-    ]
+def plain_defaults(spec: Mapping) -> dict:
+    """The defaults of a role's main entry point that are values, not templates (Ray's ports, say): what a rule judging
+    several variables at once takes for those the inventory leaves to the role."""
+    options = spec["argument_specs"]["main"].get("options") or {}
+    return {
+        name: option["default"]
+        for name, option in options.items()
+        if "default" in option and not (isinstance(option["default"], str) and "{{" in option["default"])
+    }
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """What judging a node takes, settled once for the whole inventory."""
+
+    hosts: list[str]
+    specs: Mapping[str, dict]
+    known: set[str]
+    # Each role's defaults that are values, for the rules that judge several variables at once.
+    defaults: Mapping[str, dict]
+    # Each recipe read once for the whole inventory, not once per node (vllm_recipe deep-copies what it returns).
+    read_recipe: Callable
+
+    def _with_defaults(self, role: str, variables: Mapping, cluster: dict) -> ChainMap:
+        """The node's variables over the cluster's hosts and the role's plain defaults."""
+        return ChainMap(cast(MutableMapping, variables), cluster, self.defaults[role])
+
+    def problems(self, node: str, variables: Mapping) -> list[str]:
+        # The hosts variables default, as in the roles, to the cluster's nodes, else the play's.
+        cluster_hosts = variables.get("sparkinfer_cluster_hosts", self.hosts)
+        recipe_problems, recipe = named_recipe(variables, self.read_recipe)
+        return [
+            *_argument_errors(self.specs, variables),
+            *unknown_message(unknown_variables(list(variables), self.known)),
+            *nccl_network_problems(node, variables),
+            *vllm_image_problems(node, self._with_defaults("vllm_image", variables, {"vllm_image_cluster_hosts": cluster_hosts})),
+            *ray_cluster_problems(node, self._with_defaults("ray_cluster", variables, {"ray_cluster_hosts": cluster_hosts})),
+            *recipe_problems,
+            *vllm_serve_setting_problems(variables, node, recipe=recipe, defaults={"vllm_serve_hosts": cluster_hosts}),
+        ]
 
 
 def inventory_findings(hostvars, hosts, groups):
     """One sentence per problem, each naming its node: for every node of hosts, the roles' argument specifications, the
-    collection's names, nccl_network's and vllm_serve's rules on the values the inventory sets; then the groups."""
+    collection's names, nccl_network's, vllm_image's, ray_cluster's and vllm_serve's rules on the values the inventory sets; then the groups."""
     if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
         raise AnsibleFilterError("inventory_findings: expected the nodes as a list of host names (ansible_play_hosts_all)")
     if not isinstance(groups, Mapping) or not all(isinstance(members, list) for members in groups.values()):
         raise AnsibleFilterError("inventory_findings: expected the inventory's groups (groups), each a list of hosts")
     specs = role_specs()
-    known = known_variables(specs)
-    # Each recipe read once for the whole inventory, not once per node (vllm_recipe deep-copies what it returns).
-    read_recipe = functools.lru_cache(maxsize=None)(vllm_recipe)
+    defaults = {role: plain_defaults(specs[role]) for role in ("vllm_image", "ray_cluster")}
+    judge = _Judge(hosts, specs, known_variables(specs), defaults, functools.lru_cache(maxsize=None)(vllm_recipe))
     findings = []
     for node in hosts:
         variables = hostvars[node]
         if not isinstance(variables, Mapping):
             raise AnsibleFilterError(f"inventory_findings: expected hostvars, whose {node} is a mapping of its variables")
-        findings += [f"{node}: {problem}" for problem in _node_problems(node, variables, hosts, known, specs, read_recipe=read_recipe)]
+        findings += [f"{node}: {problem}" for problem in judge.problems(node, variables)]
     return findings + outside_nodes(groups)
 
 

@@ -1,6 +1,6 @@
 """inventory_findings, as validate_inventory.yml calls it: every node of an inventory judged at once, on the roles' real
 argument specifications and recipes (the rules: module_utils/_inventory_rules.py, _nccl_settings.py,
-_vllm_serve_settings.py; the playbook's own run: tests/unit/test_example_inventory.py)."""
+_vllm_image_settings.py, _ray_cluster_settings.py, _vllm_serve_settings.py; the playbook's own run: tests/unit/test_example_inventory.py)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,28 @@ def test_a_head_outside_the_nodes_is_said_once_after_the_nodes():
         "spark-a is in sparkinfer_head but not in sparkinfer_nodes: every playbook runs on sparkinfer_nodes, so the cluster would be deployed "
         "without it; put sparkinfer_head among the children of sparkinfer_nodes (inventories/example-two-sparks/hosts.yml)."
     ]
+
+
+def test_a_ray_port_set_in_the_inventory_is_judged_against_the_roles_other_ports():
+    # The inventory moves one port onto another's default, for a cluster that runs Ray (vLLM's Ray executor).
+    said = findings(vllm_serve_executor="ray", ray_cluster_metrics_export_port=6379)
+    assert [finding.split(" (ray_cluster_port")[0] for finding in said] == [
+        f"{node}: Ray's ports overlap: 6379, 6380, 6381, 6382, 6383, 6379, 52365, 10001, 44217, 44227, 8265" for node in ("spark-a", "spark-b")
+    ]
+    # With the mp executor no Ray container runs: its ports are not judged.
+    assert findings(ray_cluster_metrics_export_port=6379) == []
+
+
+def test_a_transfer_address_set_in_the_inventory_is_judged_for_a_cluster_of_more_than_one_node():
+    said = findings(vllm_image_transfer_address="192.0.2.12;touch /tmp/x")
+    assert [finding.split(", which is")[0] for finding in said] == [
+        f"{node}: vllm_image_transfer_address on {node} is '192.0.2.12;touch /tmp/x'" for node in ("spark-a", "spark-b")
+    ]
+    # A node alone sends no image anywhere: its transfer values are not judged.
+    alone = {"spark-a": {**WORKED["spark-a"], "sparkinfer_cluster_hosts": ["spark-a"], "vllm_image_transfer_address": "192.0.2.12;touch /tmp/x"}}
+    said = inventory_findings(alone, ["spark-a"], GROUPS)
+    assert said
+    assert not [finding for finding in said if "vllm_image_transfer_address" in finding], said
 
 
 def test_the_specs_are_the_five_roles_a_user_sets():
