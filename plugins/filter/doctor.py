@@ -14,12 +14,15 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._bundle_mask im
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._doctor import api_reading, cluster_findings
 
 
-def doctor_findings(readings, head, members):
-    """Every finding on the cluster of head (its nodes: members), errors first, from the nodes' readings."""
+def doctor_findings(readings, head, members, inventory=None):
+    """Every finding on the cluster of head (its nodes: members), errors first, from the nodes' readings and, given
+    inventory_node_problems' result, the inventory's values."""
     if not isinstance(readings, list) or not all(isinstance(reading, dict) and "node" in reading for reading in readings):
         raise AnsibleFilterError("doctor_findings: expected a list of the nodes' readings, each a dict with its node")
+    if inventory is not None and not (isinstance(inventory, Mapping) and all(isinstance(problems, list) for problems in inventory.values())):
+        raise AnsibleFilterError("doctor_findings: expected inventory as inventory_node_problems returns it, each node with a list of its problems")
     try:
-        return cluster_findings(head, list(members), readings)
+        return cluster_findings(head, list(members), readings, inventory)
     except (KeyError, TypeError) as error:
         raise AnsibleFilterError(f"doctor_findings: a reading lacks what the doctor judges: {error!r}") from error
 

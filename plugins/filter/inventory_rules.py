@@ -128,25 +128,37 @@ class _Judge:
         ]
 
 
-def inventory_findings(hostvars, hosts, groups):
-    """One sentence per problem, each naming its node: for every node of hosts, the roles' argument specifications, the
-    collection's names, nccl_network's, vllm_image's, ray_cluster's and vllm_serve's rules on the values the inventory sets; then the groups."""
+def _judged_nodes(filter_name: str, hostvars, hosts, groups) -> dict[str, list[str]]:
     if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
-        raise AnsibleFilterError("inventory_findings: expected the nodes as a list of host names (ansible_play_hosts_all)")
+        raise AnsibleFilterError(f"{filter_name}: expected the nodes as a list of host names (ansible_play_hosts_all)")
     if not isinstance(groups, Mapping) or not all(isinstance(members, list) for members in groups.values()):
-        raise AnsibleFilterError("inventory_findings: expected the inventory's groups (groups), each a list of hosts")
+        raise AnsibleFilterError(f"{filter_name}: expected the inventory's groups (groups), each a list of hosts")
     specs = role_specs()
     defaults = {role: plain_defaults(specs[role]) for role in ("vllm_image", "ray_cluster")}
     judge = _Judge(hosts, specs, known_variables(specs), defaults, functools.lru_cache(maxsize=None)(vllm_recipe))
-    findings = []
+    problems = {}
     for node in hosts:
         variables = hostvars[node]
         if not isinstance(variables, Mapping):
-            raise AnsibleFilterError(f"inventory_findings: expected hostvars, whose {node} is a mapping of its variables")
-        findings += [f"{node}: {problem}" for problem in judge.problems(node, variables)]
-    return findings + outside_nodes(groups)
+            raise AnsibleFilterError(f"{filter_name}: expected hostvars, whose {node} is a mapping of its variables")
+        problems[node] = judge.problems(node, variables)
+    return problems
+
+
+def inventory_findings(hostvars, hosts, groups):
+    """One sentence per problem, each naming its node: for every node of hosts, the roles' argument specifications, the
+    collection's names, nccl_network's, vllm_image's, ray_cluster's and vllm_serve's rules on the values the inventory
+    sets; then the groups."""
+    judged = _judged_nodes("inventory_findings", hostvars, hosts, groups)
+    return [f"{node}: {problem}" for node, problems in judged.items() for problem in problems] + outside_nodes(groups)
+
+
+def inventory_node_problems(hostvars, hosts, groups):
+    """The same rules as inventory_findings, node by node: each node of hosts with its problems ([] for none), as the
+    doctor reports them on a live cluster."""
+    return _judged_nodes("inventory_node_problems", hostvars, hosts, groups)
 
 
 class FilterModule:
     def filters(self):
-        return {"inventory_findings": inventory_findings}
+        return {"inventory_findings": inventory_findings, "inventory_node_problems": inventory_node_problems}

@@ -415,14 +415,29 @@ def drift_findings(head: str, nodes: Sequence[Mapping[str, Any]]) -> Iterator[di
         yield ok("drift", head, "the server runs what the inventory asks", f"{len(wanted)} launch inputs compared")
 
 
-def cluster_findings(head: str, members: Sequence[str], readings: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """Every finding on the cluster of this head and its members, from the readings of the members that could be read:
-    errors first, then warnings, then what is fine."""
+def inventory_findings(members: Sequence[str], inventory: Mapping[str, Sequence[str]]) -> list[dict]:
+    """The inventory's values on the cluster's nodes, by the rules validate_inventory.yml refuses with (each problem its
+    own sentence, which says what to set), or one finding that they pass."""
+    found = [
+        error("inventory", node, problem, "the inventory's value, by the rules validate_inventory.yml judges", "fix it in the inventory, then run site.yml")
+        for node in members
+        for problem in inventory.get(node, ())
+    ]
+    return found or [ok("inventory", members[0], "the inventory's values pass the rules validate_inventory.yml judges", f"{len(members)} node(s) judged")]
+
+
+def cluster_findings(
+    head: str, members: Sequence[str], readings: Sequence[Mapping[str, Any]], inventory: Mapping[str, Sequence[str]] | None = None
+) -> list[dict]:
+    """Every finding on the cluster of this head and its members, from the readings of the members that could be read
+    and, given the inventory's problems node by node, from those: errors first, then warnings, then what is fine."""
     found = [
         error("node", member, "the node could not be read", "unreachable, or a read failed (see the play's output above)", "check SSH to it and sudo")
         for member in members
         if member not in {reading["node"] for reading in readings}
     ]
+    if inventory is not None:
+        found += inventory_findings(members, inventory)
     nodes = [reading for reading in readings if reading["node"] in members]
     if head not in {reading["node"] for reading in nodes}:
         return found

@@ -375,7 +375,9 @@ def test_the_doctor_finds_the_restored_pair_healthy_and_its_bundle_holds_no_secr
     finally:
         head.check_output(f"mv {env_file}.kept {env_file} && docker rm {PLANTED_CONTAINER}")
     assert run.code == 0, run.output[-3000:]
-    assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 17 check(s) fine" in run.output, run.output[-3000:]
+    assert f"Doctor on the cluster of {pair().head} (2 nodes): 0 error(s), 0 warning(s), 18 check(s) fine" in run.output, run.output[-3000:]
+    # One of them is the inventory's values, by validate_inventory's rules.
+    assert "the inventory's values pass the rules validate_inventory.yml judges: 2 node(s) judged" in run.output, run.output[-3000:]
     assert_changed_nothing(run)
     # Five of them are the platform table's: each node's driver branch and kernel, and the head's image's CUDA driver
     # (the stand-in's 580.173.02; the lab's kernel has no kexec-handover scratch area; the lab image carries no compat libcuda).

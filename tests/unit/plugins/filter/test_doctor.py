@@ -88,6 +88,29 @@ def test_the_healthy_pair_passes_every_check():
     assert evidence[("drift", HEAD, "the server runs what the inventory asks")] == "17 launch inputs compared"
 
 
+# What inventory_node_problems says of the worker when its inventory sets vllm_serve_gpu_memory_utilization: 1.5
+# (tests/unit/plugins/filter/test_inventory_rules.py).
+UTILIZATION = "vllm_serve_gpu_memory_utilization is 1.5: gpu_memory_utilization (--gpu-memory-utilization) must be a number in (0, 1]."
+
+
+def test_the_inventorys_values_are_one_check_and_each_problem_an_error_in_validate_inventorys_words():
+    fine = doctor_findings(readings("healthy-pair-with-ray"), HEAD, PAIR, {HEAD: [], WORKER: []})
+    assert problems(fine) == []
+    assert [(entry["node"], entry["what"], entry["evidence"]) for entry in fine if entry["area"] == "inventory"] == [
+        (HEAD, "the inventory's values pass the rules validate_inventory.yml judges", "2 node(s) judged")
+    ]
+    wrong = only(doctor_findings(readings("healthy-pair-with-ray"), HEAD, PAIR, {HEAD: [], WORKER: [UTILIZATION]}))
+    assert (wrong["area"], wrong["node"], wrong["what"]) == ("inventory", WORKER, UTILIZATION)
+    assert wrong["fix"] == "fix it in the inventory, then run site.yml"
+    # Left out, the inventory is not judged: no check of it.
+    assert not [entry for entry in judged() if entry["area"] == "inventory"]
+
+
+def test_an_inventory_reading_that_is_not_node_by_node_problems_is_refused():
+    with pytest.raises(AnsibleFilterError, match="expected inventory as inventory_node_problems returns it"):
+        doctor_findings(readings("healthy-pair-with-ray"), HEAD, PAIR, [UTILIZATION])
+
+
 def test_a_stopped_worker_ray_container_is_the_one_error_and_cluster_yml_the_fix():
     error = only(doctor_findings(readings("ray-worker-stopped"), HEAD, PAIR))
     assert (error["severity"], error["area"], error["node"], error["what"]) == ("error", "ray", WORKER, "the Ray container is exited")

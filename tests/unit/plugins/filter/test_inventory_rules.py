@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.inventory_rules import FilterModule, inventory_findings, role_specs
+from ansible_collections.sparkinfer.cluster.plugins.filter.inventory_rules import FilterModule, inventory_findings, inventory_node_problems, role_specs
 
 GROUPS = {"all": ["spark-a", "spark-b"], "sparkinfer_nodes": ["spark-a", "spark-b"], "sparkinfer_head": ["spark-a"], "sparkinfer_workers": ["spark-b"]}
 # What inventories/example-two-sparks sets, in part, and what Ansible adds to every host's variables.
@@ -23,7 +23,7 @@ def findings(**changed):
 
 
 def test_the_filter_is_registered_and_the_worked_pair_passes():
-    assert FilterModule().filters() == {"inventory_findings": inventory_findings}
+    assert FilterModule().filters() == {"inventory_findings": inventory_findings, "inventory_node_problems": inventory_node_problems}
     assert findings() == []
 
 
@@ -86,3 +86,14 @@ def test_the_specs_are_the_five_roles_a_user_sets():
 def test_what_is_not_hosts_and_groups_is_refused(hosts, groups):
     with pytest.raises(AnsibleFilterError, match="inventory_findings: expected"):
         inventory_findings(WORKED, hosts, groups)
+
+
+def test_node_by_node_the_same_sentences_without_the_nodes_name_and_without_the_groups():
+    hostvars = {**WORKED, "spark-b": {**WORKED["spark-b"], "vllm_serve_gpu_memory_utilization": 1.5}}
+    groups = {**GROUPS, "sparkinfer_nodes": ["spark-b"]}
+    assert inventory_node_problems(hostvars, ["spark-a", "spark-b"], groups) == {
+        "spark-a": [],
+        "spark-b": ["vllm_serve_gpu_memory_utilization is 1.5: gpu_memory_utilization (--gpu-memory-utilization) must be a number in (0, 1]."],
+    }
+    with pytest.raises(AnsibleFilterError, match="inventory_node_problems: expected the nodes as a list"):
+        inventory_node_problems(hostvars, "spark-a", groups)
