@@ -34,6 +34,10 @@ PORT_VARIABLES = (
     "ray_cluster_dashboard_metrics_port",
     "ray_cluster_dashboard_port",
 )
+# The single ports other nodes reach (the first eight of PORT_VARIABLES), and the head's metrics ports, which have no
+# `ray start` flag. The dashboard is no port of the firewall's: it is bound to 127.0.0.1 only.
+NODE_PORT_VARIABLES = PORT_VARIABLES[:8]
+METRICS_PORT_VARIABLES = ("ray_cluster_autoscaler_metrics_port", "ray_cluster_dashboard_metrics_port")
 _PRINTABLE = re.compile(r"[!-~]*")
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/-]+")
 _DOCKER_LOG_SIZE = re.compile(r"[1-9][0-9]*[kmgKMG]")
@@ -136,6 +140,18 @@ def _docker_log(node: str, settings: Mapping) -> Iterator[str]:
 
 
 RULES: tuple[Callable[[str, Mapping], Iterator[str]], ...] = (_hosts, _token, _scrapers, _ports, _what_runs, _mounted_paths, _docker_log)
+
+
+def firewall_ports(settings: Mapping) -> dict[str, list[str]]:
+    """The TCP ports each of the role's two chains guards, as iptables' multiport takes them: "cluster", Ray's ports
+    for the cluster's nodes (the workers' range as MIN:MAX; at most 15, a range counting 2: these are 12); "metrics", with
+    metrics scrapers, the three metrics ports, which that chain opens to the scrapers too ([] without scrapers)."""
+    node = [int(settings[name]) for name in NODE_PORT_VARIABLES]
+    metrics = [int(settings[name]) for name in METRICS_PORT_VARIABLES]
+    scraped = [int(settings["ray_cluster_metrics_export_port"]), *metrics] if settings.get("ray_cluster_metrics_scrapers") else []
+    workers = f"{int(settings['ray_cluster_min_worker_port'])}:{int(settings['ray_cluster_max_worker_port'])}"
+    cluster = [str(port) for port in node if port not in scraped] + [workers] + [str(port) for port in metrics if port not in scraped]
+    return {"cluster": cluster, "metrics": [str(port) for port in scraped]}
 
 
 def setting_problems(node: str, settings: Mapping) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import setting_problems
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import firewall_ports, setting_problems
 
 # The role's defaults (roles/ray_cluster/defaults/main.yml) as spark-a of the worked inventory settles them, with Ray
 # asked for (vLLM's Ray executor).
@@ -148,3 +148,24 @@ def test_mounted_paths_are_plain_and_rdma_devices_count_only_with_rdma():
 def test_the_log_rotation_is_one_docker_takes(size, files):
     [problem] = setting_problems("spark-a", {**STARTED, "ray_cluster_log_max_size": size, "ray_cluster_log_max_files": files})
     assert problem.startswith("ray_cluster_log_max_files is 0" if files == 0 else f"ray_cluster_log_max_size is {size!r}")
+
+
+# What the ray_cluster scenario reads off a node's INPUT rule with the defaults (extensions/molecule/ray_cluster, DPORTS).
+DEFAULT_DPORTS = "6379,6380,6381,6382,6383,6384,52365,10001,10002:10999,44217,44227"
+
+
+def test_the_firewall_guards_every_port_of_rays_but_the_dashboards_for_the_nodes():
+    assert firewall_ports(STARTED) == {"cluster": DEFAULT_DPORTS.split(","), "metrics": []}
+
+
+def test_with_scrapers_the_metrics_ports_move_to_their_own_chain():
+    ports = firewall_ports({**STARTED, "ray_cluster_metrics_scrapers": ["10.0.0.5"]})
+    assert ports == {
+        "cluster": ["6379", "6380", "6381", "6382", "6383", "52365", "10001", "10002:10999"],
+        "metrics": ["6384", "44217", "44227"],
+    }
+
+
+def test_ports_given_as_text_are_guarded_as_numbers():
+    assert firewall_ports({**STARTED, "ray_cluster_port": "7000", "ray_cluster_max_worker_port": "10500"})["cluster"][:1] == ["7000"]
+    assert "10002:10500" in firewall_ports({**STARTED, "ray_cluster_max_worker_port": "10500"})["cluster"]
