@@ -5,7 +5,11 @@
 
 from __future__ import annotations
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._launch_inputs import checked_launch_record
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._launch_inputs import LAUNCH_INPUTS, checked_launch_record
 
 
 def vllm_launch_inputs(record):
@@ -13,6 +17,16 @@ def vllm_launch_inputs(record):
     return checked_launch_record(record)
 
 
+def vllm_launch_inputs_of(variables):
+    """The launch inputs among vllm_serve's variables: each of the 17 the record keeps, by its full name, in order."""
+    if not isinstance(variables, Mapping):
+        raise AnsibleFilterError(f"vllm_launch_inputs_of: expected vllm_serve's variables as a mapping, got {type(variables).__name__}")
+    missing = [name for name in LAUNCH_INPUTS if name not in variables]
+    if missing:
+        raise AnsibleFilterError(f"vllm_launch_inputs_of: the variables lack {', '.join(missing)}")
+    return {name: variables[name] for name in LAUNCH_INPUTS}
+
+
 class FilterModule:
     def filters(self):
-        return {"vllm_launch_inputs": vllm_launch_inputs}
+        return {"vllm_launch_inputs": vllm_launch_inputs, "vllm_launch_inputs_of": vllm_launch_inputs_of}

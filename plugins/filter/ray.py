@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import firewall_ports
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import firewall_ports, start_spec
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_start import RayStartError, ray_start_args
 
 
@@ -19,6 +19,16 @@ def ray_start_argv(spec, head_address=None):
         return ray_start_args(spec, head_address)
     except RayStartError as exc:
         raise AnsibleFilterError(f"ray_start_argv: {exc}") from exc
+
+
+def ray_cluster_start_spec(settings):
+    """The `ray start` spec ray_start_argv takes, from ray_cluster's variables by their full names."""
+    if not isinstance(settings, Mapping):
+        raise AnsibleFilterError(f"ray_cluster_start_spec: expected ray_cluster's variables as a mapping, got {type(settings).__name__}")
+    try:
+        return start_spec(settings)
+    except KeyError as exc:
+        raise AnsibleFilterError(f"ray_cluster_start_spec: the variables lack {exc}") from exc
 
 
 def ray_cluster_firewall_ports(settings):
@@ -33,4 +43,8 @@ def ray_cluster_firewall_ports(settings):
 
 class FilterModule:
     def filters(self):
-        return {"ray_start_argv": ray_start_argv, "ray_cluster_firewall_ports": ray_cluster_firewall_ports}
+        return {
+            "ray_start_argv": ray_start_argv,
+            "ray_cluster_start_spec": ray_cluster_start_spec,
+            "ray_cluster_firewall_ports": ray_cluster_firewall_ports,
+        }

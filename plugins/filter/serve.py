@@ -13,6 +13,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan im
     MemoryPlanError,
     memory_plan_message,
     plan_memory,
+    startup_free_message,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import extra_env_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ServeSpecError, build_argv, build_env, lever_expectations
@@ -85,6 +86,14 @@ def vllm_memory_plan(
     return plan
 
 
+def vllm_startup_free_memory(readings, gpu_memory_utilization, page_cache_dropped):
+    """'' when every node has the memory free vLLM's start-up check asks for, else why no rank was started and the fix."""
+    try:
+        return startup_free_message(readings, float(gpu_memory_utilization), bool(page_cache_dropped))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"vllm_startup_free_memory: expected each node's gb10_facts by node name: {exc!r}") from exc
+
+
 def vllm_extra_env_problems(extra_env, variable="vllm_serve_extra_env"):
     """Each problem of the extra variables of a rank's environment file, naming the variable, never a value."""
     return extra_env_problems(extra_env, variable)
@@ -105,6 +114,7 @@ class FilterModule:
             "vllm_serve_env": vllm_serve_env,
             "vllm_spec_expect": vllm_spec_expect,
             "vllm_memory_plan": vllm_memory_plan,
+            "vllm_startup_free_memory": vllm_startup_free_memory,
             "vllm_extra_env_problems": vllm_extra_env_problems,
             "vllm_load_stall_timeout": vllm_load_stall_timeout,
         }

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.recipe import recipe_names, vllm_recipe
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_rank_spec import rank_spec
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_settings import setting_problems, settle
 
 
@@ -25,6 +26,20 @@ def vllm_serve_settings(variables, recipe):
     section (vllm_recipe's result, {} for none), over the role's fallbacks; the tensor parallel size else one per node."""
     settings, _sources = settle(_mapping("vllm_serve_settings", recipe, "the recipe"), _mapping("vllm_serve_settings", variables, "the variables"))
     return settings
+
+
+def vllm_serve_rank_spec(settings, recipe, variables, rank):
+    """The serve spec of a rank: the settled settings, then what the role decides (model, served name, sizes, executor,
+    API address, the head's TLS files, the API guard)."""
+    try:
+        return rank_spec(
+            _mapping("vllm_serve_rank_spec", settings, "the settings"),
+            _mapping("vllm_serve_rank_spec", recipe, "the recipe"),
+            _mapping("vllm_serve_rank_spec", variables, "the variables"),
+            _mapping("vllm_serve_rank_spec", rank, "the rank"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"vllm_serve_rank_spec: a value is missing or of the wrong type: {exc!r}") from exc
 
 
 def named_recipe(variables, read=vllm_recipe):
@@ -51,4 +66,8 @@ def vllm_serve_setting_problems(variables, node, recipe=None, defaults=None):
 
 class FilterModule:
     def filters(self):
-        return {"vllm_serve_settings": vllm_serve_settings, "vllm_serve_setting_problems": vllm_serve_setting_problems}
+        return {
+            "vllm_serve_settings": vllm_serve_settings,
+            "vllm_serve_rank_spec": vllm_serve_rank_spec,
+            "vllm_serve_setting_problems": vllm_serve_setting_problems,
+        }

@@ -325,3 +325,25 @@ def memory_plan_message(plan: Mapping[str, Any]) -> str:
         lower = f"lower --gpu-memory-utilization to {plan['max_gpu_memory_utilization']:g} or less (vLLM's startup check)"
         fixes = f"{lower}, and then {fixes}" if options else lower
     return f"The model does not fit {where} at gpu_memory_utilization {utilization:g} ({sizes}): {plan['reason']}. Fix: {fixes}."
+
+
+def startup_free_message(readings: Mapping[str, Mapping[str, Any]], utilization: float, page_cache_dropped: bool) -> str:
+    """'' when every node's MemFree (read right before the ranks start) reaches vLLM's start-up check, utilization x
+    MemTotal; else why no rank was started, with the first short node's figures and the utilization it could take.
+
+    readings: each node's gb10_facts (memory_free_kib, memory_cached_kib, memory_total_kib), in rank order."""
+    short = [node for node, facts in readings.items() if facts["memory_free_kib"] < utilization * facts["memory_total_kib"]]
+    if not short:
+        return ""
+    facts = readings[short[0]]
+    free, cached, total = (facts[key] * KIB / GIB for key in ("memory_free_kib", "memory_cached_kib", "memory_total_kib"))
+    most = math.floor(facts["memory_free_kib"] * 100 / facts["memory_total_kib"]) / 100
+    drop = "" if page_cache_dropped else "set vllm_serve_drop_page_cache to true, "
+    return (
+        f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} less memory free than vLLM's start-up check asks for, so no rank "
+        f"was started: {short[0]} has {free:.1f} GiB free (MemFree {'after the' if page_cache_dropped else 'with no'} page-cache drop, with "
+        f"{cached:.1f} GiB of page cache), and vllm_serve_gpu_memory_utilization {utilization} of its {total:.1f} GiB asks for "
+        f'{utilization * total:.1f} GiB: vLLM would stop with "Free memory on device ... on startup is less than desired GPU memory '
+        'utilization". Stop what holds memory on that node (other containers: docker ps; a desktop session), '
+        f"{drop}or lower vllm_serve_gpu_memory_utilization to at most {most:.2f}."
+    )

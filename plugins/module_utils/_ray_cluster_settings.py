@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_log_settings import docker_log_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._ipv4 import is_ipv4_address
 
 # Ray's single ports: each distinct, and none in the workers' range. The last two have no `ray start` flag (the head's
@@ -37,10 +38,23 @@ PORT_VARIABLES = (
 # The single ports other nodes reach (the first eight of PORT_VARIABLES), and the head's metrics ports, which have no
 # `ray start` flag. The dashboard is no port of the firewall's: it is bound to 127.0.0.1 only.
 NODE_PORT_VARIABLES = PORT_VARIABLES[:8]
-METRICS_PORT_VARIABLES = ("ray_cluster_autoscaler_metrics_port", "ray_cluster_dashboard_metrics_port")
+METRICS_PORT_VARIABLES = PORT_VARIABLES[8:10]
+# The `ray start` spec's ports (module_utils/_ray_start.py) and the variables that set them.
+START_SPEC_PORTS = {
+    "gcs": "ray_cluster_port",
+    "client_server": "ray_cluster_client_server_port",
+    "dashboard": "ray_cluster_dashboard_port",
+    "node_manager": "ray_cluster_node_manager_port",
+    "object_manager": "ray_cluster_object_manager_port",
+    "dashboard_agent_grpc": "ray_cluster_dashboard_agent_grpc_port",
+    "dashboard_agent_listen": "ray_cluster_dashboard_agent_listen_port",
+    "runtime_env_agent": "ray_cluster_runtime_env_agent_port",
+    "metrics_export": "ray_cluster_metrics_export_port",
+    "min_worker": "ray_cluster_min_worker_port",
+    "max_worker": "ray_cluster_max_worker_port",
+}
 _PRINTABLE = re.compile(r"[!-~]*")
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/-]+")
-_DOCKER_LOG_SIZE = re.compile(r"[1-9][0-9]*[kmgKMG]")
 
 
 def _int(value: object) -> int | None:
@@ -132,11 +146,7 @@ def _mounted_paths(node: str, settings: Mapping) -> Iterator[str]:
 
 
 def _docker_log(node: str, settings: Mapping) -> Iterator[str]:
-    size, files = settings.get("ray_cluster_log_max_size"), settings.get("ray_cluster_log_max_files")
-    if size is not None and not (isinstance(size, str) and _DOCKER_LOG_SIZE.fullmatch(size)):
-        yield f"ray_cluster_log_max_size is {size!r}: Docker's json-file max-size is a positive integer with k, m or g, such as 100m."
-    if isinstance(files, int) and files < 1:
-        yield f"ray_cluster_log_max_files is {files}: Docker keeps at least 1 log file."
+    return docker_log_problems("ray_cluster_", settings)
 
 
 RULES: tuple[Callable[[str, Mapping], Iterator[str]], ...] = (_hosts, _token, _scrapers, _ports, _what_runs, _mounted_paths, _docker_log)
@@ -152,6 +162,18 @@ def firewall_ports(settings: Mapping) -> dict[str, list[str]]:
     workers = f"{int(settings['ray_cluster_min_worker_port'])}:{int(settings['ray_cluster_max_worker_port'])}"
     cluster = [str(port) for port in node if port not in scraped] + [workers] + [str(port) for port in metrics if port not in scraped]
     return {"cluster": cluster, "metrics": [str(port) for port in scraped]}
+
+
+def start_spec(settings: Mapping) -> dict:
+    """The `ray start` spec of a node (module_utils/_ray_start.py checks its values) from the role's variables."""
+    return {
+        "node_ip": settings["ray_cluster_node_ip"],
+        "num_gpus": settings["ray_cluster_num_gpus"],
+        "num_cpus": settings["ray_cluster_num_cpus"],
+        "object_store_memory": settings["ray_cluster_object_store_memory"],
+        "dashboard": settings["ray_cluster_dashboard_enabled"],
+        "ports": {key: settings[name] for key, name in START_SPEC_PORTS.items()},
+    }
 
 
 def setting_problems(node: str, settings: Mapping) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from ansible.module_utils.parsing.convert_bool import BOOLEANS, boolean
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._docker_log_settings import docker_log_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._rank_env import LINE_BREAK, extra_env_problems
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import ROLE_OWNED_SPEC_KEYS, ROLE_OWNED_SPEC_VARIABLES, SERVE_ROLE_KEYS, cluster_fit
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import ENV_PROFILES, SPEC_SETTINGS, Setting, describe_expected, is_valid
@@ -42,7 +43,6 @@ SETTING_VARIABLES = {
     "env_profile": "vllm_serve_env_profile",
 }
 _SPEC = {setting.key: setting for setting in SPEC_SETTINGS}
-_DOCKER_LOG_SIZE = re.compile(r"[1-9][0-9]*[kmgKMG]")
 _URL_PATH = re.compile(r"/[A-Za-z0-9/._~-]*")
 _MOUNTED_FILE = re.compile(r"/[A-Za-z0-9/._+-]+")
 
@@ -191,11 +191,7 @@ def _head_in_hosts(seen: Seen) -> Iterator[str]:
 
 
 def _docker_log(seen: Seen) -> Iterator[str]:
-    size, files = seen.variables.get("vllm_serve_log_max_size"), seen.variables.get("vllm_serve_log_max_files")
-    if size is not None and not (isinstance(size, str) and _DOCKER_LOG_SIZE.fullmatch(size)):
-        yield f"vllm_serve_log_max_size is {size!r}: Docker's json-file max-size is a positive integer with k, m or g, such as 100m."
-    if isinstance(files, int) and files < 1:
-        yield f"vllm_serve_log_max_files is {files}: Docker keeps at least 1 log file."
+    return docker_log_problems("vllm_serve_", seen.variables)
 
 
 def _api_guard(seen: Seen) -> Iterator[str]:

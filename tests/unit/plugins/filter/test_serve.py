@@ -13,6 +13,7 @@ from ansible_collections.sparkinfer.cluster.plugins.filter.serve import (
     vllm_serve_argv,
     vllm_serve_env,
     vllm_spec_expect,
+    vllm_startup_free_memory,
 )
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import memory_plan_message, plan_memory
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv, build_env
@@ -42,6 +43,7 @@ def test_filters_are_registered():
         "vllm_serve_env": vllm_serve_env,
         "vllm_spec_expect": vllm_spec_expect,
         "vllm_memory_plan": vllm_memory_plan,
+        "vllm_startup_free_memory": vllm_startup_free_memory,
         "vllm_extra_env_problems": vllm_extra_env_problems,
         "vllm_load_stall_timeout": vllm_load_stall_timeout,
     }
@@ -130,3 +132,8 @@ def test_the_load_bound_is_a_ranks_share_of_the_weights_at_the_floor_rate_never_
 def test_the_load_bound_refuses_sizes_and_ranks_it_cannot_use(weights_bytes, ranks):
     with pytest.raises(AnsibleFilterError, match="vllm_load_stall_timeout: "):
         vllm_load_stall_timeout(weights_bytes, ranks=ranks)
+
+
+def test_the_start_up_free_memory_filter_refuses_readings_without_the_memory_figures():
+    with pytest.raises(AnsibleFilterError, match="vllm_startup_free_memory: expected each node's gb10_facts by node name"):
+        vllm_startup_free_memory({"spark-1": {"memory_total_kib": 1}}, 0.9, True)

@@ -7,11 +7,20 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.recipe import vllm_recipe
-from ansible_collections.sparkinfer.cluster.plugins.filter.serve_settings import FilterModule, vllm_serve_setting_problems, vllm_serve_settings
+from ansible_collections.sparkinfer.cluster.plugins.filter.serve_settings import (
+    FilterModule,
+    vllm_serve_rank_spec,
+    vllm_serve_setting_problems,
+    vllm_serve_settings,
+)
 
 
 def test_the_filters_are_registered():
-    assert FilterModule().filters() == {"vllm_serve_settings": vllm_serve_settings, "vllm_serve_setting_problems": vllm_serve_setting_problems}
+    assert FilterModule().filters() == {
+        "vllm_serve_settings": vllm_serve_settings,
+        "vllm_serve_rank_spec": vllm_serve_rank_spec,
+        "vllm_serve_setting_problems": vllm_serve_setting_problems,
+    }
 
 
 def test_the_settings_over_a_recipe():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.sparkinfer.cluster.plugins.filter.launch_inputs import vllm_launch_inputs_of
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._launch_inputs import LAUNCH_INPUTS, checked_launch_record
 
 REPO = Path(__file__).resolve().parents[4]
@@ -50,7 +51,8 @@ def walk(tasks: list[dict]):
 
 def test_the_inputs_are_the_ones_the_role_writes_and_the_rollout_sets_back():
     role_vars = yaml.safe_load((REPO / "roles" / "vllm_serve" / "vars" / "main.yml").read_text(encoding="utf-8"))
-    assert list(role_vars["__vllm_serve_inputs"]) == list(LAUNCH_INPUTS)
+    assert role_vars["__vllm_serve_inputs"] == "{{ __vllm_serve_variables | sparkinfer.cluster.vllm_launch_inputs_of }}"
+    assert list(vllm_launch_inputs_of({**dict.fromkeys(reversed(LAUNCH_INPUTS), 1), "vllm_serve_port": 8000})) == list(LAUNCH_INPUTS)
     rollout = yaml.safe_load((REPO / "playbooks" / "rollout.yml").read_text(encoding="utf-8"))
     set_back = next(
         task

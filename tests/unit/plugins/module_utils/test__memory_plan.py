@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import parse_meminfo
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan import (
     DEFAULT_RESERVE_GIB,
     DEFAULT_STARTUP_FREE_GIB,
@@ -11,6 +14,7 @@ from ansible_collections.sparkinfer.cluster.plugins.module_utils._memory_plan im
     MemoryPlanError,
     memory_plan_message,
     plan_memory,
+    startup_free_message,
 )
 
 # A DGX Spark: MemTotal 127601452 KiB = 121.69 GiB (SPARK_FACTS §2.1); MemAvailable after boot, caches dropped, ~119.5 GiB.
@@ -286,3 +290,34 @@ def test_the_largest_number_allowed_still_plans():
     plan = plan_memory(2**63 - 1, ONE, 0.7)
     assert plan["fits"] is False
     assert plan["weights_bytes"] == 2**63
+
+
+# --- vLLM's start-up check of free memory, right before the ranks start ---------------------------------
+
+
+def _read(name):
+    meminfo = parse_meminfo((Path(__file__).parent / "fixtures" / "gb10" / name).read_text(encoding="utf-8"))
+    return {"memory_total_kib": meminfo["MemTotal"], "memory_free_kib": meminfo["MemFree"], "memory_cached_kib": meminfo["Cached"]}
+
+
+# The lab host's real /proc/meminfo: MemTotal 24683584, MemFree 23015436 (93.2 %), Cached 1068752 KiB.
+LAB_HOST = _read("meminfo-debian12-x86_64-lab-host.txt")
+
+
+def test_every_node_with_its_share_free_passes_the_start_up_check():
+    assert startup_free_message({"spark-1": LAB_HOST, "spark-2": LAB_HOST}, 0.93, True) == ""
+
+
+def test_a_node_short_of_free_memory_is_named_with_its_figures_and_the_utilization_it_could_take():
+    said = startup_free_message({"spark-1": LAB_HOST}, 0.99, True)
+    assert said.startswith("spark-1 has less memory free than vLLM's start-up check asks for, so no rank was started: spark-1 has 21.9 GiB free")
+    assert "(MemFree after the page-cache drop, with 1.0 GiB of page cache)" in said
+    assert "vllm_serve_gpu_memory_utilization 0.99 of its 23.5 GiB asks for 23.3 GiB" in said
+    assert said.endswith("a desktop session), or lower vllm_serve_gpu_memory_utilization to at most 0.93.")
+
+
+def test_without_the_drop_the_fix_offers_it_and_every_short_node_is_named():
+    said = startup_free_message({"spark-1": LAB_HOST, "spark-2": LAB_HOST}, 0.99, False)
+    assert said.startswith("spark-1, spark-2 have less memory free than")
+    assert "(MemFree with no page-cache drop," in said
+    assert "set vllm_serve_drop_page_cache to true, or lower" in said

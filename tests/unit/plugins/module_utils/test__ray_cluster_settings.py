@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import firewall_ports, setting_problems
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._ray_cluster_settings import (
+    METRICS_PORT_VARIABLES,
+    PORT_VARIABLES,
+    START_SPEC_PORTS,
+    firewall_ports,
+    setting_problems,
+    start_spec,
+)
+
+from .test__ray_start import PORTS as RAY_START_PORTS
 
 # The role's defaults (roles/ray_cluster/defaults/main.yml) as spark-a of the worked inventory settles them, with Ray
 # asked for (vLLM's Ray executor).
@@ -169,3 +178,26 @@ def test_with_scrapers_the_metrics_ports_move_to_their_own_chain():
 def test_ports_given_as_text_are_guarded_as_numbers():
     assert firewall_ports({**STARTED, "ray_cluster_port": "7000", "ray_cluster_max_worker_port": "10500"})["cluster"][:1] == ["7000"]
     assert "10002:10500" in firewall_ports({**STARTED, "ray_cluster_max_worker_port": "10500"})["cluster"]
+
+
+def test_the_start_spec_takes_each_port_from_its_variable():
+    spec = start_spec(
+        {
+            **STARTED,
+            "ray_cluster_num_gpus": 1,
+            "ray_cluster_num_cpus": None,
+            "ray_cluster_object_store_memory": 1073741824,
+            "ray_cluster_dashboard_enabled": False,
+        }
+    )
+    assert (spec["node_ip"], spec["num_gpus"], spec["num_cpus"], spec["object_store_memory"], spec["dashboard"]) == (
+        "192.168.177.11",
+        1,
+        None,
+        1073741824,
+        False,
+    )
+    # The role's defaults, as the `ray start` tests give them.
+    assert spec["ports"] == RAY_START_PORTS
+    # Every port variable the rules judge but the head's two metrics ports (environment variables, no flag) is given to `ray start`.
+    assert set(START_SPEC_PORTS.values()) == set(PORT_VARIABLES) - set(METRICS_PORT_VARIABLES) | {"ray_cluster_min_worker_port", "ray_cluster_max_worker_port"}

@@ -1,0 +1,26 @@
+"""The launch inputs among vllm_serve's variables, and a node's record of them, as filters."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.filter.launch_inputs import FilterModule, vllm_launch_inputs, vllm_launch_inputs_of
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._launch_inputs import LAUNCH_INPUTS
+
+
+def test_the_filters_are_registered():
+    assert FilterModule().filters() == {"vllm_launch_inputs": vllm_launch_inputs, "vllm_launch_inputs_of": vllm_launch_inputs_of}
+
+
+def test_the_inputs_are_taken_from_the_variables_and_nothing_else():
+    variables = {name: f"value of {name}" for name in LAUNCH_INPUTS} | {"vllm_serve_api_key": "sk-secret", "vllm_serve_port": 8000}
+    assert vllm_launch_inputs_of(variables) == {name: f"value of {name}" for name in LAUNCH_INPUTS}
+
+
+def test_variables_without_an_input_are_refused_naming_it():
+    variables = {name: None for name in LAUNCH_INPUTS if name != "vllm_serve_expect"}
+    with pytest.raises(AnsibleFilterError, match=r"^vllm_launch_inputs_of: the variables lack vllm_serve_expect$"):
+        vllm_launch_inputs_of(variables)
+    with pytest.raises(AnsibleFilterError, match=r"expected vllm_serve's variables as a mapping, got list"):
+        vllm_launch_inputs_of([])
