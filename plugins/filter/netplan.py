@@ -1,7 +1,8 @@
 # Copyright (c) sparkinfer.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The other netplan files' entries for the fabric interfaces, moved out so that one file owns them."""
+"""The other netplan files' entries for the fabric interfaces, moved out so that one file owns them; and the fabric
+interfaces that carry the management network, which the fabric netplan must not take."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import fnmatch
 
 import yaml
 from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._management_network import ManagementReadError, management_clash
 
 # Device types whose entries list other interfaces as their members (bonds, bridges) or parent (vlans).
 _MEMBER_KEYS = {"bonds": "interfaces", "bridges": "interfaces", "vlans": "link"}
@@ -116,6 +119,17 @@ def netplan_fabric_claims(slurped, interfaces, owner):
     return claims
 
 
+def netplan_management_clash(answers, interfaces):
+    """The fabric interfaces that carry the node's management network: its default routes' or the address Ansible
+    reaches it at, from iproute2's JSON answers (`ip -j`)."""
+    if isinstance(answers, str) or not isinstance(answers, list):
+        raise AnsibleFilterError(f"netplan_management_clash: expected the answers of ip -j as a list, got {type(answers).__name__}")
+    try:
+        return management_clash([answer or "" for answer in answers], list(interfaces))
+    except ManagementReadError as exc:
+        raise AnsibleFilterError(f"netplan_management_clash: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
-        return {"netplan_fabric_claims": netplan_fabric_claims}
+        return {"netplan_fabric_claims": netplan_fabric_claims, "netplan_management_clash": netplan_management_clash}

@@ -55,6 +55,10 @@ FIRST_VLLM_WITH_ARCHITECTURE = {
 }
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A console's colours copied without their escape byte (a web page's copy of Ray's log): " [36m(RayWorkerVllm pid=5085)
+# [0m [E ProcessGroupNCCL.cpp:475] ...".
+_SGR_REMNANT = re.compile(r"\[\d+(?:;\d+)*m ?")
+_LEADING_SGR_REMNANT = re.compile(r" *\[\d+(?:;\d+)*m\(")
 _DOCKER_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
 # Docker Desktop's log view, copied: "2026-05-14 12:43:57.662 | (APIServer pid=1) INFO: ..."
 _DESKTOP_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \| ")
@@ -110,6 +114,9 @@ _WORLD_SIZE = re.compile(r"\bworld_size=(\d+)")
 _ARCH_RESOLVED = re.compile(r"Resolved architecture: (\w+)")
 _ARCH_UNSUPPORTED = re.compile(r"Model architectures \[([^\]]*)\] (?:are not supported for now|failed to be inspected)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (\d+)")
+# A headless rank of a multi-node mp launch prints no API server version: "Launching vLLM (v0.32.0) headless multiproc
+# executor, with head node address ..."
+_HEADLESS_VERSION = re.compile(r"^Launching vLLM \(v(\S+)\) headless")
 # The quantization method, where the engine config is not in the log, from what a layer's method says it runs
 # (docs/vllm-log-intelligence.md, "Quantization"):
 # gptq_marlin.py, awq_marlin.py: "The model is convertible to gptq_marlin during runtime. Using gptq_marlin kernel."
@@ -161,7 +168,12 @@ def _read_architecture(line: str, start: _Start) -> None:
 
 
 def _read_kv_cache_sizes(line: str, start: _Start) -> None:
-    estimate = _ESTIMATED_LEN.search(line) or _V0_KV_TOKENS.search(line)
+    capacity = _V0_KV_TOKENS.search(line)
+    if capacity:
+        # V0 says the KV cache's size in tokens only here: "... the maximum number of tokens that can be stored in KV
+        # cache (23648)".
+        start.facts.setdefault("kv_cache_tokens", int(capacity.group(1)))
+    estimate = _ESTIMATED_LEN.search(line) or capacity
     if estimate:
         start.kv_estimate = estimate.group(1)
     asked = _MAX_SEQ_LEN.search(line)
@@ -182,6 +194,13 @@ def _hint_unsupported_architecture(line: str, start: _Start) -> str:
     needed = FIRST_VLLM_WITH_ARCHITECTURE.get(arch or "")
     since = f" ({arch} is in vLLM {needed} and later)" if needed else ""
     return f"vLLM {version} has no {arch}: use an image whose vLLM supports it{since}."
+
+
+def _hint_inspection_failed(line: str, start: _Start) -> str:
+    return (
+        f"This vLLM has {start.facts.get('architecture')} but could not import its module to inspect it: the lines before "
+        "say why (a missing or mismatched package in the image, a GPU the module's kernels do not support)."
+    )
 
 
 def _hint_kv_cache(line: str, start: _Start) -> str:
@@ -247,10 +266,12 @@ class _Failure:
 _FAILURES = (
     _Failure(
         "unsupported_architecture",
-        lambda text: "Model architectures" in text and ("not supported for now" in text or "failed to be inspected" in text),
+        lambda text: "Model architectures" in text and "not supported for now" in text,
         _hint_unsupported_architecture,
         _read_architecture,
     ),
+    # vLLM has the class, but inspecting it (in a subprocess, importing its module) failed: no image lacks it.
+    _Failure("other_error", lambda text: "Model architectures" in text and "failed to be inspected" in text, _hint_inspection_failed, _read_architecture),
     _Failure("kv_cache_insufficient", lambda text: "max seq len" in text and "KV cache" in text, _hint_kv_cache, _read_kv_cache_sizes),
     _Failure("kv_cache_insufficient", lambda text: "No available memory for the cache blocks" in text, _hint_kv_cache, _read_kv_cache_sizes),
     _Failure("oom", lambda text: "on startup is less than desired GPU memory utilization" in text, _hint_memory_free_at_start),
@@ -349,6 +370,8 @@ class VllmLogScanner:
             "The": self._on_the,
             "Waiting": self._on_waiting,
             "Avg": self._on_v0_stats,
+            "Launching": self._on_launching,
+            "Processed": self._on_processed,
         }
 
     # -- the hot loop -------------------------------------------------------------------------
@@ -365,6 +388,8 @@ class VllmLogScanner:
             seen += 1
             if "\x1b" in line or "\r" in line:
                 line = _controls_removed(line)  # noqa: PLW2901
+            elif _LEADING_SGR_REMNANT.match(line):
+                line = _SGR_REMNANT.sub("", line).lstrip(" ")  # noqa: PLW2901
             if not v1_seen and ("(APIServer pid=" in line or "(EngineCore" in line or "(Worker" in line or "(VllmWorker rank=" in line):
                 v1_seen = self._v1_prefix_seen = True
             cut = line.find("] ")
@@ -738,6 +763,17 @@ class VllmLogScanner:
         if message.startswith("Value error, "):
             self._on_exception(message)
 
+    def _on_launching(self, message: str) -> None:
+        match = _HEADLESS_VERSION.match(message)
+        if match:
+            self._set("vllm_version", match.group(1))
+
+    def _on_processed(self, message: str) -> None:
+        # The offline LLM class's progress bar over the prompts it was given (tqdm, no level): "Processed prompts: 100%
+        # 1000/1000 [01:30<00:00, ...]". The engine serves them: it is up, as a server's first answered request says.
+        if message.startswith("Processed prompts:") and self._start.stage < _READY:
+            self._reach("ready")
+
     def _on_v0_stats(self, message: str) -> None:
         # V0's metrics.py every 5 s while it serves: "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
         # 41.7 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, ...": the server is up. Only V0 swaps.
@@ -804,6 +840,10 @@ class VllmLogScanner:
                 self._fail(failure.category, message, failure.hint(message, self._start))
 
     def _on_exception(self, message: str) -> None:
+        if message.startswith("KeyboardInterrupt: terminated"):
+            # vLLM's API server turns SIGTERM (docker stop) into KeyboardInterrupt("terminated"): a stop, not a failure.
+            self._start.stopping = True
+            return
         refused = _QUANT_UNSUPPORTED.search(message)
         if refused:
             self._set("quantization", refused.group(1))

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.netplan import FilterModule, netplan_fabric_claims
+from ansible_collections.sparkinfer.cluster.plugins.filter.netplan import FilterModule, netplan_fabric_claims, netplan_management_clash
 
 FIXTURES = Path(__file__).parent / "fixtures" / "netplan"
 TWINS = ["enp1s0f1np1", "enP2p1s0f1np1"]
@@ -30,7 +30,7 @@ def fixture(name: str, path: str = "/etc/netplan/40-cx7.yaml") -> dict:
 
 
 def test_the_filter_is_registered():
-    assert FilterModule().filters() == {"netplan_fabric_claims": netplan_fabric_claims}
+    assert FilterModule().filters() == {"netplan_fabric_claims": netplan_fabric_claims, "netplan_management_clash": netplan_management_clash}
 
 
 def test_nvidias_static_file_loses_both_twins_and_says_where_they_went():
@@ -113,3 +113,12 @@ def test_a_pattern_that_takes_in_a_twin_with_other_interfaces_is_refused():
     text = yaml.safe_dump({"network": {"version": 2, "ethernets": {"all-cx7": {"match": {"name": "enp1s0f*"}, "mtu": 9000}}}})
     with pytest.raises(AnsibleFilterError, match=re.escape("/etc/netplan/50-all.yaml: ethernets.all-cx7.match.name 'enp1s0f*' takes in enp1s0f1np1")):
         netplan_fabric_claims([slurped("/etc/netplan/50-all.yaml", text)], TWINS, OWNER)
+
+
+def test_the_management_clash_takes_the_registered_stdouts_and_refuses_what_is_no_list():
+    routes = '[{"dst":"default","gateway":"192.0.2.1","dev":"eth0","flags":[]}]'
+    assert netplan_management_clash([routes, None], ["eth0", "enp1s0f1np1"]) == ["eth0"]
+    with pytest.raises(AnsibleFilterError, match="netplan_management_clash: expected the answers of ip -j as a list, got str"):
+        netplan_management_clash(routes, ["eth0"])
+    with pytest.raises(AnsibleFilterError, match="netplan_management_clash: ip -j answered what is no JSON"):
+        netplan_management_clash(["(no JSON at all)"], ["eth0"])

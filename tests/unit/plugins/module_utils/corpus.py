@@ -1,4 +1,5 @@
-"""The vLLM log corpus: fixtures/vllm/{public,lab}/<stem>.log[.gz] with .source.json and .expected.json.
+"""The vLLM log corpus: fixtures/vllm/{public,lab}/<stem>.log[.gz] with .source.json and .expected.json, and
+fixtures/vllm/reading.yml, what a person read off each log.
 
 Captured logs are gzipped because they hold vLLM's own carriage returns (progress bars), which
 plain text files of a collection may not (ansible-test's line-endings check); gzip keeps their
@@ -10,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+
+import yaml
 
 CORPUS = Path(__file__).parent / "fixtures" / "vllm"
 LOGS = sorted([*CORPUS.glob("*/*.log"), *CORPUS.glob("*/*.log.gz")])
@@ -35,3 +38,63 @@ def sidecar(log: Path, kind: str) -> dict:
 
 def lab_log(name: str) -> Path:
     return CORPUS / "lab" / f"{name}.log.gz"
+
+
+# Every fact the parser gives, as each .expected.json holds them.
+FACT_KEYS = (
+    "vllm_version",
+    "engine",
+    "architecture",
+    "quantization",
+    "dtype",
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "attention_backend",
+    "moe_backend",
+    "load_format",
+    "speculative_method",
+    "custom_fusions",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "model_weights_gib",
+    "nccl_version",
+    "nccl_transport",
+    "world_size",
+    "stage",
+    "outcome",
+    "error",
+    "warnings",
+)
+# What a person read off each log (fixtures/vllm/reading.yml): these facts and the decisive error line. Not read: the
+# loader, speculative decoding and fusions of the engine config, concurrency and weights' size, NCCL's, the warnings.
+READING = CORPUS / "reading.yml"
+NOT_READ = (
+    "load_format",
+    "speculative_method",
+    "custom_fusions",
+    "max_concurrency",
+    "model_weights_gib",
+    "nccl_version",
+    "nccl_transport",
+    "world_size",
+    "error",
+    "warnings",
+)
+READ_FACTS = tuple(key for key in FACT_KEYS if key not in NOT_READ)
+
+
+def reading() -> dict[str, dict]:
+    """Each log's reading, by its path under fixtures/vllm/ (lab/NAME.log.gz, public/NAME.log)."""
+    return yaml.safe_load(READING.read_text(encoding="utf-8"))
+
+
+def read_name(log: Path) -> str:
+    return f"{log.parent.name}/{log.name}"
+
+
+def contradictions(row: dict, facts: dict) -> list[str]:
+    """Each fact the parser gives otherwise than the reading of the log, as `fact: read X, parsed Y`."""
+    said = [(key, row[key]["value"], facts.get(key)) for key in READ_FACTS]
+    said.append(("error_line", row["error_line"]["value"], (facts.get("error") or {}).get("line")))
+    return [f"{key}: read {read!r}, parsed {parsed!r}" for key, read, parsed in said if read != parsed]

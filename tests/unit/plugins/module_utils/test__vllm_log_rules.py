@@ -26,10 +26,9 @@ SOURCE = Path(_vllm_log.__file__)
 # parser and the docs. The list only shrinks.
 WAITING_FOR_A_LOG_THAT_HOLDS_IT: list[str] = []
 # Patterns read only into the error's hint, which the corpus's oracle does not hold: the hint tests of
-# test__vllm_log_corpus.py break with them (the length that fits in the KV cache, V1's wording and V0's).
+# test__vllm_log_corpus.py break with them (the length that fits in the KV cache, in V1's wording).
 READ_ONLY_INTO_THE_HINT = [
     r"estimated maximum model length is (\d+)",
-    r"can be stored in KV cache \((\d+)\)",
 ]
 # Literals that mark torch.compile and FlashInfer's autotuning, read only into the scanner's `compiling` (the wait's
 # longer stall bound), which the corpus's oracle does not hold: the compile tests of test__vllm_wait.py replay real
