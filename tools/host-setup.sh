@@ -8,6 +8,8 @@ need=()
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v ssh >/dev/null || need+=(openssh-client)
+# model_sync's unit tests copy with the real rsync between two directories.
+command -v rsync >/dev/null || need+=(rsync)
 # `ansible-test sanity` lints the shell scripts only where shellcheck is installed.
 command -v shellcheck >/dev/null || need+=(shellcheck)
 # The e2e scenario scrapes the lab's metrics targets with a real Prometheus server, as docs/metrics.md configures it.

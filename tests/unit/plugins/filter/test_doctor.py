@@ -473,3 +473,24 @@ def test_what_the_api_answered_is_read_off_the_real_uri_results():
     assert doctor_api_reading([{"skipped": True, "item": "/health"}, {"skipped": True, "item": "/v1/models"}]) == {}
     with pytest.raises(AnsibleFilterError, match="doctor_api_reading: expected the uri results"):
         doctor_api_reading({"status": 200})
+
+
+def test_only_a_running_rank_on_another_image_is_said_to_run_it():
+    # The worker-rebooted readings, changed in one fact: each node's image under the inventory's name is now another build
+    # (sha256:85e37e24d72e..., the id of doctor-probe:1 in the new-image-tag-and-ray-jump-removed readings), as after
+    # image.yml loaded a rebuild. Both ranks were started on the old image (sha256:5e866db54fce..., as read): the head's
+    # runs it and is warned about; the worker's exited with its node (status "exited", exit code 255, as read) and serves
+    # nothing, so it is no server on another image (the rule's check that the rank is running).
+    lab_pair = ["spark-1", "spark-2"]
+    pair = [json.loads((FIXTURES / "worker-rebooted" / f"{node}.json").read_text(encoding="utf-8")) for node in lab_pair]
+    new_build = readings("new-image-tag-and-ray-jump-removed")[0]["vllm"]["image"]["id"]
+    for reading in pair:
+        assert reading["vllm"]["container"]["image_id"] == reading["vllm"]["image"]["id"] != new_build
+        reading["vllm"]["image"]["id"] = new_build
+    assert [reading["vllm"]["container"]["status"] for reading in pair] == ["running", "exited"]
+    found = doctor_findings(pair, "spark-1", lab_pair)
+    other_image = [entry for entry in found if entry["what"] == "the server runs another image than the inventory's"]
+    assert [(entry["severity"], entry["node"]) for entry in other_image] == [("warning", "spark-1")]
+    assert other_image[0]["evidence"] == "running sha256:5e866db54fce, sparkinfer-lab-vllm:latest is sha256:85e37e24d72e"
+    # The worker's stopped rank is still named, for what it is.
+    assert ("error", "vllm", "spark-2", "the node rebooted under the vLLM server") in problems(found)

@@ -163,6 +163,8 @@ def broken(change) -> dict:
         (lambda r: r["serve"].update(extra_args=["--tensor-parallel-size=4"]), "extra_args holds --tensor-parallel-size"),
         (lambda r: r["serve"].pop("tensor_parallel_size"), "serve.tensor_parallel_size is required"),
         (lambda r: r["serve"].update(pipeline_parallel_size=2), "tensor x pipeline x data parallel size is 4, but the recipe is for 2 nodes"),
+        # Fewer ranks than nodes would leave a Spark idle, as more would ask for one the cluster lacks.
+        (lambda r: r["serve"].update(tensor_parallel_size=1), "tensor x pipeline x data parallel size is 1, but the recipe is for 2 nodes"),
         (lambda r: r["serve"].update(env_profile="docker"), "serve.env_profile must be one of vllm, sagemaker, lisa, got 'docker'"),
         (lambda r: r["serve"].update(extra_env={"A": "1\nB=2"}), "serve.extra_env must map variable names to one-line strings"),
         (lambda r: r["expect"].update(architectures="X"), "expect has unknown key(s) architectures"),

@@ -52,6 +52,15 @@ def test_another_image_or_another_platform_of_the_same_image_has_another_fingerp
     assert image_fingerprint(amd64) != image_fingerprint(arm64)
 
 
+def test_two_images_that_differ_only_in_one_env_line_have_two_fingerprints():
+    # Built from one base, the one ENV line apart (fixtures/docker_image/SOURCES.md): no layer or platform tells them apart.
+    env_1, env_2 = inspect("inspect-20.10.24-classic-env-1.json"), inspect("inspect-20.10.24-classic-env-2.json")
+    assert env_1["RootFS"] == env_2["RootFS"]
+    assert (env_1["Os"], env_1["Architecture"]) == (env_2["Os"], env_2["Architecture"]) == ("linux", "amd64")
+    assert (env_1["Config"]["Env"][-1], env_2["Config"]["Env"][-1]) == ("SPARKINFER_FIXTURE=1", "SPARKINFER_FIXTURE=2")
+    assert image_fingerprint(env_1) != image_fingerprint(env_2)
+
+
 @pytest.mark.parametrize("variant", ["v8", "8", "v8.0"])
 def test_an_arm64_image_reported_with_its_default_variant_on_one_engine_and_none_on_another_is_one_image(variant):
     # Engines differ in whether they report arm64's default variant: the same image, with one fact changed.

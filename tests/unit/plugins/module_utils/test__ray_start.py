@@ -68,6 +68,7 @@ def test_a_cpu_count_is_passed_when_given():
         ({"object_store_memory": 0}, None, "object_store_memory must be a whole number of at least 1, got 0"),
         ({"ports": {**PORTS, "gcs": 70000}}, None, "ports.gcs must be a whole number from 1 to 65535, got 70000"),
         ({"ports": {**PORTS, "min_worker": 11000}}, None, "ports.min_worker (11000) must be below ports.max_worker (10999)"),
+        ({"ports": {**PORTS, "min_worker": 10999}}, None, "ports.min_worker (10999) must be below ports.max_worker (10999)"),
         ({"ports": {key: value for key, value in PORTS.items() if key != "dashboard"}}, None, "ports lacks dashboard"),
         ({"ports": [6379]}, None, "ports must be a mapping of port name to number, got list"),
         ({"gpus": 1}, None, "the spec has unknown keys gpus"),

@@ -164,6 +164,50 @@ def test_failed_requests_and_a_missing_result_are_problems_and_a_clean_run_is_no
     )
 
 
+def without_the_failed_row(text: str, rows: int) -> str:
+    """The real report with its `Failed requests:` rows cut out of a copy, whole lines and nothing else: still real text."""
+    lines = text.splitlines()
+    kept = [line for line in lines if not line.startswith("Failed requests:")]
+    assert len(lines) - len(kept) == rows
+    return "\n".join(kept)
+
+
+def test_a_report_without_its_failed_row_is_not_read_as_none_failed():
+    # The older benchmark_serving.py prints no such row, and a paste may lose it: the requests not completed failed.
+    ascend = without_the_failed_row(read("public/unknown-ascend-npu-four-runs-c64-failed-requests-wrapper-noise.txt"), 4)
+    runs = parse_bench_serve(ascend)
+    assert [(run.get("completed"), run.get("failed")) for run in runs] == [(128, None), (65, None), (128, None), (65, None)]
+    assert run_problem(runs[:1], 0, 64, 128, ascend) is None
+    assert run_problem(runs[:2], 0, 64, 128, ascend).startswith("vllm bench serve at concurrency 64: 63 of 128 requests failed")
+    # The lab's wrong key: 0 of 2 done ("Failed requests during benchmark run detected" is no row, and stays).
+    lab = without_the_failed_row(read("lab-0.32.0-wrong-api-key.txt"), 1)
+    assert "Failed requests during benchmark run detected (capping to 10):" in lab
+    runs = parse_bench_serve(lab)
+    assert [(run.get("completed"), run.get("failed")) for run in runs] == [(0, None)]
+    assert run_problem(runs, 0, 1, 2, lab) == (
+        "vllm bench serve at concurrency 1: 2 of 2 requests failed: Error 0: Unauthorized | Error 1: Unauthorized. The server "
+        "refused the API key: the key the benchmark sends (vllm_serve_api_key, or the file vllm_serve_api_key_file) differs from "
+        "the one the server was started with."
+    )
+    # A report of the older tool, which never had the row, with every request done: no problem.
+    gaudi = read("public/unknown-gaudi-hpu-benchmark_serving-c1-c2-c4-p10-p90-p99-e2el-lmeval-noise.txt")
+    assert run_problem(parse_bench_serve(gaudi)[:1], 0, 1, 8, gaudi) is None
+
+
+def test_a_run_that_announces_no_concurrency_does_not_inherit_the_previous_runs():
+    # No fixture holds such a pair: two real lab reports one after the other, as a paste of two runs holds them. The first
+    # announces "Maximum request concurrency: 1" before its table, the second "None" (no limit), which is no number.
+    first, second = read("lab-0.32.0-module-argv-concurrency-1.txt"), read("lab-0.32.0-default-metrics-no-max-concurrency.txt")
+    runs = parse_bench_serve(first + second)
+    # The second's table has no concurrency row of its own.
+    assert [headline(run) for run in runs] == [
+        (True, 1, 6, 0, 193.41, 10.99, 44.60, 3.29, 7.16),
+        (True, None, 4, 0, 600.62, 34.43, 35.39, 2.41, 3.87),
+    ]
+    assert [run.get("max_concurrency") for run in runs] == [1, None]
+    assert [row.split()[0] for row in bench_table(runs)[1:]] == ["1", "-"]
+
+
 def test_the_floor_is_held_at_the_highest_concurrency():
     results = [{"concurrency": 1, "output_throughput": 7.45}, {"concurrency": 4, "output_throughput": 27.86}]
     assert floor_problem(results, None) is None
