@@ -21,22 +21,25 @@ def ray_start_argv(spec, head_address=None):
         raise AnsibleFilterError(f"ray_start_argv: {exc}") from exc
 
 
+def _variables(name, settings):
+    """ray_cluster's variables, refused naming the filter when they are not a mapping."""
+    if not isinstance(settings, Mapping):
+        raise AnsibleFilterError(f"{name}: expected ray_cluster's variables as a mapping, got {type(settings).__name__}")
+    return settings
+
+
 def ray_cluster_start_spec(settings):
     """The `ray start` spec ray_start_argv takes, from ray_cluster's variables by their full names."""
-    if not isinstance(settings, Mapping):
-        raise AnsibleFilterError(f"ray_cluster_start_spec: expected ray_cluster's variables as a mapping, got {type(settings).__name__}")
     try:
-        return start_spec(settings)
+        return start_spec(_variables("ray_cluster_start_spec", settings))
     except KeyError as exc:
         raise AnsibleFilterError(f"ray_cluster_start_spec: the variables lack {exc}") from exc
 
 
 def ray_cluster_firewall_ports(settings):
     """The ports of ray_cluster's two chains: "cluster" (the nodes only) and "metrics" (the nodes and the scrapers)."""
-    if not isinstance(settings, Mapping):
-        raise AnsibleFilterError(f"ray_cluster_firewall_ports: expected ray_cluster's variables as a mapping, got {type(settings).__name__}")
     try:
-        return firewall_ports(settings)
+        return firewall_ports(_variables("ray_cluster_firewall_ports", settings))
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"ray_cluster_firewall_ports: a port variable is missing or no number: {exc}") from exc
 

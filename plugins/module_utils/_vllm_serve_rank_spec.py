@@ -16,11 +16,7 @@ from typing import Any
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import SERVE_ROLE_KEYS
-
-
-def _recipe_extra_args(recipe: Mapping) -> list:
-    serve = recipe.get("serve") if isinstance(recipe, Mapping) else None
-    return list(serve.get("extra_args", [])) if isinstance(serve, Mapping) else []
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_settings import recipe_serve
 
 
 def rank_spec(settings: Mapping, recipe: Mapping, variables: Mapping, rank: Mapping) -> dict[str, Any]:
@@ -47,6 +43,6 @@ def rank_spec(settings: Mapping, recipe: Mapping, variables: Mapping, rank: Mapp
         # The head serves the API: the certificate is the head's alone (headless ranks serve no API).
         ssl_certfile=rank["tls_mounts"]["certfile"] if tls_here else None,
         ssl_keyfile=rank["tls_mounts"]["keyfile"] if tls_here else None,
-        extra_args=_recipe_extra_args(recipe) + list(variables["vllm_serve_extra_args"]) + guard,
+        extra_args=list(recipe_serve(recipe).get("extra_args", [])) + list(variables["vllm_serve_extra_args"]) + guard,
     )
     return spec

@@ -47,7 +47,8 @@ _URL_PATH = re.compile(r"/[A-Za-z0-9/._~-]*")
 _MOUNTED_FILE = re.compile(r"/[A-Za-z0-9/._+-]+")
 
 
-def _recipe_serve(recipe: Mapping) -> Mapping:
+def recipe_serve(recipe: Mapping) -> Mapping:
+    """The recipe's serve section ({} for none or no recipe)."""
     serve = recipe.get("serve") if isinstance(recipe, Mapping) else None
     return serve if isinstance(serve, Mapping) else {}
 
@@ -76,7 +77,7 @@ def settle(recipe: Mapping, variables: Mapping) -> tuple[dict[str, Any], dict[st
     recipe is vllm_recipe's result ({} for none); variables the role's, by their full names."""
     settings: dict[str, Any] = dict(FALLBACKS)
     sources = dict.fromkeys(FALLBACKS, "the role's fallback")
-    layers: list[tuple[Mapping, str]] = [(_recipe_serve(recipe), f"recipe {recipe.get('name', '')}".strip())]
+    layers: list[tuple[Mapping, str]] = [(recipe_serve(recipe), f"recipe {recipe.get('name', '')}".strip())]
     overrides = variables.get("vllm_serve_spec_overrides")
     layers.append((overrides if isinstance(overrides, Mapping) else {}, "vllm_serve_spec_overrides"))
     given = {key: _as_typed(key, variables[name]) for key, name in SETTING_VARIABLES.items() if variables.get(name) is not None}
