@@ -388,8 +388,6 @@ class VllmLogScanner:
             seen += 1
             if "\x1b" in line or "\r" in line:
                 line = _controls_removed(line)  # noqa: PLW2901
-            elif _LEADING_SGR_REMNANT.match(line):
-                line = _SGR_REMNANT.sub("", line).lstrip(" ")  # noqa: PLW2901
             if not v1_seen and ("(APIServer pid=" in line or "(EngineCore" in line or "(Worker" in line or "(VllmWorker rank=" in line):
                 v1_seen = self._v1_prefix_seen = True
             cut = line.find("] ")
@@ -418,6 +416,8 @@ class VllmLogScanner:
         self.lines_seen += seen
 
     def _slow(self, line: str) -> None:
+        if _LEADING_SGR_REMNANT.match(line):
+            line = _SGR_REMNANT.sub("", line).lstrip(" ")
         first = line[:1]
         if first == "(":
             # Process prefixes nest: "(EngineCore_DP0 pid=742) (RayWorkerWrapper pid=927, ip=...) ..."
