@@ -1,6 +1,7 @@
 # The one entry point for developers, CI (.ci/run) and the README.
 #   make test   the whole test suite, gates cheapest first, with its wall time
 #   make site   bring the lab up and run playbooks/site.yml against it
+#   make mutation  mutation testing of the safety and gate logic (long; not part of make test)
 # Both set up what they need (Docker engine, virtualenv, lab images) by themselves.
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -12,7 +13,8 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.cache/collections
 export ANSIBLE_FORCE_COLOR := 0
 
 .PHONY: test site setup host venv collection yamllint ansible-lint python-lint sanity units build \
-        lab-image lab-vllm-image lab-seeds lab-up lab-down molecule molecule-and-integration integration changelog clean
+        lab-image lab-vllm-image lab-seeds lab-up lab-down molecule molecule-and-integration integration changelog clean \
+        mutation
 
 test:
 	tools/test-all.sh
@@ -51,6 +53,10 @@ sanity:
 
 units:
 	pytest --cov --cov-report=term-missing tests/unit
+
+# mutmut over the files tools/mutation/pyproject.toml lists, in its own virtualenv; the share killed per file.
+mutation: host
+	tools/mutation/run.sh
 
 build:
 	tools/build-collection.sh

@@ -21,6 +21,9 @@ EXPECTED = {
     "lab-0.32.0-idle.txt": (0, 0, 0.0, 0, 0),
     "lab-0.32.0-requests-in-flight.txt": (1, 2, 6.103888176767214e-05, 15, 110),
     "lab-0.32.0-after-three-requests.txt": (0, 0, 0.0, 45, 1491),
+    # Two engines: requests and tokens summed over them, the KV cache of the fuller one (engine 0's; engine 1's is
+    # 0.0273972602739726).
+    "lab-0.32.0-data-parallel-two-engines.txt": (2, 1, 0.11741682974559686, 6007, 3330),
     # vLLM's V0 engine names its KV-cache gauge gpu_cache_usage_perc and labels no engine.
     "public/public-v0-vllm-course-llama31-8b.txt": (0, 0, 0.0, 0, 0),
     "public/public-v0-aibrix-qwen25-coder-1p5b.txt": (0, 0, 0.0, 148, 955),
