@@ -11,7 +11,7 @@ requirements=("$repo/requirements-dev.txt")
 prefix=venv
 if [ "${1:-}" = mutation ]; then
   requirements=("$repo/requirements-mutation.txt" "$repo/requirements-dev.txt")
-  prefix=venv-mutation
+  prefix="venv-mutation"
 fi
 key=$(cat "${requirements[@]}" "$repo/constraints-dev.txt" | sha256sum | cut -c1-16)
 venv="$cache/$prefix-$key"

@@ -21,7 +21,7 @@ _MEMBER_KEYS = {"bonds": "interfaces", "bridges": "interfaces", "vlans": "link"}
 def _where(error: Exception) -> str:
     """Where the parser stopped, by line and column only: its own message quotes the file's text, which may hold a
     Wi-Fi password or 802.1X credentials."""
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    mark = getattr(error, "problem_mark", None)
     if mark is not None:
         return f"at line {mark.line + 1}, column {mark.column + 1}"
     return "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else "unreadable"

@@ -46,7 +46,7 @@ def host_findings(node: str, host: Mapping[str, Any], rank_running: bool, cluste
         yield {**finding, "area": "host", "node": node, "evidence": evidence}
 
 
-def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str], alone: bool = False) -> list[dict]:
+def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, str], alone: bool) -> list[dict]:
     """What is wrong with this node's fabric, or the one finding that it is fine. A node alone in its cluster needs no
     fabric: only what its ranks bind to is judged, and a ConnectX-7 port that is down is no error there."""
     problems = list(_fabric_problems(node, fabric, peers, alone))
@@ -63,7 +63,8 @@ def fabric_findings(node: str, fabric: Mapping[str, Any], peers: Mapping[str, st
                 f"{port_condition(fabric.get('hcas', []), fabric.get('fabric_port', 1))}",
             )
         ]
-    netdev = {netdev["name"]: netdev for netdev in fabric.get("netdevs", [])}[env["NCCL_SOCKET_IFNAME"]]
+    # No problem: _fabric_problems found the interface among the netdevs.
+    netdev = {netdev["name"]: netdev for netdev in fabric["netdevs"]}[env["NCCL_SOCKET_IFNAME"]]
     return [
         ok(
             "fabric",
@@ -89,13 +90,12 @@ def _fabric_problems(node: str, fabric: Mapping[str, Any], peers: Mapping[str, s
     held = (fabric.get("ipv4") or {}).get(interface_name) or ""
     fix_env = "run network.yml to write the environment again, then serve.yml (and cluster.yml with Ray) to restart on it"
     if interface is None:
-        yield error(
-            "fabric",
-            node,
-            "the NCCL interface is gone",
-            f"{fabric['env_file']} names {interface_name}, which this node no longer has (interfaces: {', '.join(sorted(netdevs))})",
-            fix_env,
-        )
+        interfaces = f"(interfaces: {', '.join(sorted(netdevs))})"
+        if interface_name:
+            what, evidence = "the NCCL interface is gone", f"{fabric['env_file']} names {interface_name}, which this node no longer has {interfaces}"
+        else:
+            what, evidence = "no NCCL interface named", f"{fabric['env_file']} sets no NCCL_SOCKET_IFNAME {interfaces}"
+        yield error("fabric", node, what, evidence, fix_env)
         return
     if host_ip != held:
         yield error(

@@ -161,7 +161,7 @@ def check_recipe(name: str, recipe: Any) -> dict[str, Any]:
         raise RecipeError(f"recipe {name}: nodes must be an integer >= 1, got {recipe['nodes']!r}")
     if not _is_int(recipe["weights_bytes"], 1):
         raise RecipeError(f"recipe {name}: weights_bytes must be an integer >= 1, got {recipe['weights_bytes']!r}")
-    _check_serve(name, _mapping(f"recipe {name}: serve", recipe["serve"], None), recipe["nodes"])
+    _check_serve(name, _mapping(f"recipe {name}: serve", recipe["serve"]), recipe["nodes"])
     _check_expect(name, recipe["expect"])
     _check_sources(name, recipe)
     return dict(recipe)

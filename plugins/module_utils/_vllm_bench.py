@@ -184,9 +184,8 @@ def floor_problem(results: list[dict[str, Any]], floor: float | None) -> str | N
 
 def _latency(run: dict[str, Any], metric: str) -> str:
     stats = run.get(metric) or {}
-    shown = [stats.get(stat) for stat in ("mean", "p50", "p99")]
-    if stats.get("p50") is None:
-        shown[1] = stats.get("median")
+    # The median is the p50: vLLM prints its Median row always, and a P50 row (the same value) only when asked.
+    shown = [stats.get(stat) for stat in ("mean", "median", "p99")]
     return " / ".join("-" if value is None else f"{value:.2f}" for value in shown)
 
 

@@ -163,8 +163,9 @@ _OTHER_ERROR_HINT = "vLLM stopped on this error: read the lines before it in the
 def _read_architecture(line: str, start: _Start) -> None:
     match = _ARCH_UNSUPPORTED.search(line)
     if match:
+        # str.split always gives one item at least: the first name, or "" where the brackets are empty.
         names = [name.strip().strip("'\"") for name in match.group(1).split(",")]
-        start.facts.setdefault("architecture", names[0] if names else None)
+        start.facts.setdefault("architecture", names[0])
 
 
 def _read_kv_cache_sizes(line: str, start: _Start) -> None:
@@ -190,10 +191,10 @@ def _read_nccl_version(line: str, start: _Start) -> None:
 
 def _hint_unsupported_architecture(line: str, start: _Start) -> str:
     arch = start.facts.get("architecture")
-    version = start.facts.get("vllm_version") or "this vLLM"
+    version = start.facts.get("vllm_version")
     needed = FIRST_VLLM_WITH_ARCHITECTURE.get(arch or "")
     since = f" ({arch} is in vLLM {needed} and later)" if needed else ""
-    return f"vLLM {version} has no {arch}: use an image whose vLLM supports it{since}."
+    return f"{f'vLLM {version}' if version else 'This vLLM'} has no {arch}: use an image whose vLLM supports it{since}."
 
 
 def _hint_inspection_failed(line: str, start: _Start) -> str:
@@ -550,7 +551,8 @@ class VllmLogScanner:
             self._reach("args_parsed")
             for key, pattern in _ARG_FIELDS.items():
                 match = pattern.search(message)
-                if match and key not in self._start.from_args:
+                # V0's Namespace prints an unset argument as None: no value, not the text "None".
+                if match and key not in self._start.from_args and match.group(1) != "None":
                     value = match.group(1)
                     self._start.from_args[key] = int(value) if value.isdigit() else value
 

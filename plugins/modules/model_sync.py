@@ -149,7 +149,8 @@ class ModelSync:
         dest = (params["dest"] or params["src"]).rstrip("/")
         self.ends = [params["src"].rstrip("/") + "/", f"{params['dest_user']}@{params['dest_host']}:{dest}/"]
         self.compare = ["--checksum"] if params["checksum"] else []
-        self.cmd: list[str] = []
+        # Set by every rsync_run, the first thing main does.
+        self.cmd: list[str]
 
     def rsync_run(self, options: list[str]) -> PushPlan:
         argv = [self.rsync, *_PUSH_OPTIONS, "--itemize-changes", *self.compare, *options, "-e", " ".join(self.module.params["ssh_argv"]), *self.ends]

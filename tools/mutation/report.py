@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Report make mutation's result per mutated file: the share of mutants the unit tests killed, and every survivor
 that tools/mutation/equivalent.yml does not list with the reason it changes nothing. Run in the stage
 (.cache/mutation) after `mutmut run`; exits 1 when a file is under the floor, a survivor is unexplained, or the list
@@ -10,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import tomllib
 import yaml
 
 FLOOR = 0.90
@@ -19,12 +19,12 @@ KILLED = {1: "killed", 3: "killed", 36: "timeout", 24: "timeout", -24: "timeout"
 SURVIVED = {0: "survived", 5: "no tests", 33: "no tests"}
 
 
-def read_results(mutants: Path) -> dict[str, dict[str, int | None]]:
-    """{source file: {mutant name: exit code}} from mutmut's .meta files."""
+def read_results(mutants: Path, sources: list[str]) -> dict[str, dict[str, int | None]]:
+    """{source file: {mutant name: exit code}} from mutmut's .meta file of each source listed ({} where it has none)."""
     results = {}
-    for meta in sorted(mutants.rglob("*.py.meta")):
-        source = meta.relative_to(mutants).with_suffix("").as_posix()
-        results[source] = json.loads(meta.read_text())["exit_code_by_key"]
+    for source in sources:
+        meta = mutants / f"{source}.meta"
+        results[source] = json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else {}
     return results
 
 
@@ -33,6 +33,9 @@ def judge(results: dict[str, dict[str, int | None]], equivalent: dict[str, str])
     lines, problems = [], []
     surviving = set()
     for source, codes in results.items():
+        if not codes:
+            problems.append(f"{source}: no mutant was made or run (is it a Python file of the stage?)")
+            continue
         counted = {name: code for name, code in codes.items() if name not in equivalent}
         killed = [name for name, code in counted.items() if code in KILLED]
         survivors = sorted(name for name, code in counted.items() if code in SURVIVED)
@@ -55,10 +58,8 @@ def judge(results: dict[str, dict[str, int | None]], equivalent: dict[str, str])
 
 def main() -> int:
     equivalent = yaml.safe_load(Path(sys.argv[1]).read_text()) or {}
-    results = read_results(Path("mutants"))
-    if not results:
-        print("no mutation results under mutants/: did mutmut run?", file=sys.stderr)
-        return 1
+    sources = tomllib.loads(Path("pyproject.toml").read_text())["tool"]["mutmut"]["source_paths"]
+    results = read_results(Path("mutants"), sources)
     lines, problems = judge(results, equivalent)
     print("killed   (share of the mutants not listed as equivalent, per file)")
     print("\n".join(lines))

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_api_reading, doctor_findings
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._doctor import docker_time
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 HEAD, WORKER = "e2e-spark-1", "e2e-spark-2"
@@ -295,7 +297,11 @@ def test_the_mp_rendezvous_port_open_is_an_error_and_serve_yml_the_fix():
         "the mp rendezvous port is open to every network",
         "run serve.yml: its firewall phase puts the chain and its jump back",
     )
-    assert found["evidence"].startswith("INPUT of iptables and ip6tables sends nothing to the chain SPARKINFER-VLLM")
+    assert (found["area"], found["evidence"]) == (
+        "vllm",
+        "INPUT of iptables and ip6tables sends nothing to the chain SPARKINFER-VLLM, which lets only the cluster's nodes reach "
+        "PyTorch's TCPStore (it authenticates nobody)",
+    )
     # Guarded, not read, or not wanted (one node, the Ray executor): nothing to say.
     for guards, wanted in ((True, True), (None, True), (False, False)):
         assert problems(judged(head__vllm__firewall_wanted=wanted, head__vllm__firewall_guards=guards)) == []
@@ -494,3 +500,449 @@ def test_only_a_running_rank_on_another_image_is_said_to_run_it():
     assert other_image[0]["evidence"] == "running sha256:5e866db54fce, sparkinfer-lab-vllm:latest is sha256:85e37e24d72e"
     # The worker's stopped rank is still named, for what it is.
     assert ("error", "vllm", "spark-2", "the node rebooted under the vLLM server") in problems(found)
+
+
+# What gb10_host's platform rows cite for the 580 branch (module_utils/_platform.py), as the report prints it.
+DEEPOPS = "NVIDIA/deepops roles/nvidia-dgx/vars/ubuntu-24.04.yml @ 03e19e9582852da024edc88e8345baec79377155 (DGX Spark: nvidia-driver-580-open)"
+FIX_ENV = "run network.yml to write the environment again, then serve.yml (and cluster.yml with Ray) to restart on it"
+
+
+def finding(*fields: str) -> dict:
+    """A finding whole: its severity, area, node, what, evidence and fix."""
+    return dict(zip(("severity", "area", "node", "what", "evidence", "fix"), fields, strict=True))
+
+
+def of_area(found: list[dict], area: str) -> list[dict]:
+    return [entry for entry in found if entry["area"] == area]
+
+
+def test_each_check_of_the_healthy_pair_says_what_it_read_and_asks_no_fix():
+    found = judged()
+    assert [entry["fix"] for entry in found] == [""] * len(found)
+    evidence = {(entry["area"], entry["node"], entry["what"]): entry["evidence"] for entry in found}
+    assert evidence[("host", HEAD, "GPU visible")] == "NVIDIA GB10 (SM 12.1)"
+    assert evidence[("host", WORKER, "driver branch 580")] == f"NVIDIA driver 580.173.02: the branch DGX OS ships for the Spark (source: {DEEPOPS})"
+    assert evidence[("image", "cluster", "same image on every node")] == "sparkinfer-lab-vllm:latest sha256:c83817061141"
+    # The head's log reached ready; the worker's rank logs no further than its weights.
+    assert evidence[("vllm", HEAD, "vLLM rank running")] == "sparkinfer-vllm, log at ready"
+    assert evidence[("vllm", WORKER, "vLLM rank running")] == "sparkinfer-vllm, log at weights_loaded"
+    assert evidence[("vllm", HEAD, "API answers")] == (
+        "http://192.168.183.11:8000/v1 serving tiny-qwen3-moe; 0 running, 0 waiting, KV cache 0.0% used, 23 prompt and 8 generated tokens since start"
+    )
+
+
+def test_a_running_rank_whose_log_was_not_read_says_so():
+    found = judged(worker__vllm__log={})
+    assert [entry["evidence"] for entry in found if entry["what"] == "vLLM rank running" and entry["node"] == WORKER] == ["sparkinfer-vllm, log at ?"]
+
+
+def test_a_member_without_a_reading_is_named_beside_the_inventorys_check():
+    found = doctor_findings(readings("healthy-pair-with-ray")[:1], HEAD, PAIR, {HEAD: [], WORKER: []})
+    assert found[0] == finding(
+        "error", "node", WORKER, "the node could not be read", "unreachable, or a read failed (see the play's output above)", "check SSH to it and sudo"
+    )
+    assert [(entry["severity"], entry["what"]) for entry in of_area(found, "inventory")] == [
+        ("ok", "the inventory's values pass the rules validate_inventory.yml judges")
+    ]
+
+
+def test_an_inventory_problem_is_an_error_of_its_node_and_a_node_the_rules_did_not_judge_has_none():
+    wrong = only(doctor_findings(readings("healthy-pair-with-ray"), HEAD, PAIR, {WORKER: [UTILIZATION]}))
+    assert wrong == finding(
+        "error",
+        "inventory",
+        WORKER,
+        UTILIZATION,
+        "the inventory's value, by the rules validate_inventory.yml judges",
+        "fix it in the inventory, then run site.yml",
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "what", "evidence", "fix"),
+    [
+        ({"worker__fabric__env": None}, "no NCCL environment file", "/etc/sparkinfer/nccl.env is missing", "run network.yml"),
+        (
+            {"worker__fabric__env": renamed(HEALTHY_ENV, NCCL_SOCKET_IFNAME="enp1s0f0np0")},
+            "the NCCL interface is gone",
+            "/etc/sparkinfer/nccl.env names enp1s0f0np0, which this node no longer has "
+            "(interfaces: docker0, enP2p1s0f1np1, enP2p1s0f1np1-x, enp1s0f1np1, enp1s0f1np1-x, eth0)",
+            FIX_ENV,
+        ),
+        (
+            {"worker__fabric__ipv4": {"eth0": "192.168.183.99", "lo": ""}},
+            "the fabric address changed",
+            "/etc/sparkinfer/nccl.env says VLLM_HOST_IP=192.168.183.12, eth0 holds 192.168.183.99",
+            FIX_ENV,
+        ),
+        # eth0 lost its address: the role reads '' for an interface without one.
+        (
+            {"worker__fabric__ipv4": {**readings("healthy-pair-with-ray")[1]["fabric"]["ipv4"], "eth0": ""}},
+            "the fabric address changed",
+            "/etc/sparkinfer/nccl.env says VLLM_HOST_IP=192.168.183.12, eth0 holds no IPv4 address",
+            FIX_ENV,
+        ),
+        (
+            {"worker__fabric__netdevs": [{**netdev, "operstate": "down"} for netdev in readings("healthy-pair-with-ray")[1]["fabric"]["netdevs"]]},
+            "the NCCL interface is down",
+            "eth0 is down",
+            "check the cable and `ip link`",
+        ),
+        (
+            {"worker__fabric__mtu_wanted": 1500},
+            "MTU differs from the fabric's",
+            "eth0 has MTU 9000, nccl_network_mtu is 1500",
+            "run network.yml (firmware updates reset ConnectX-7 to 1500); both ends need the same MTU",
+        ),
+    ],
+)
+def test_each_fabric_finding_names_the_node_what_it_read_and_the_fix(changes, what, evidence, fix):
+    assert only(judged(**changes)) == finding("error", "fabric", WORKER, what, evidence, fix)
+
+
+def test_an_interface_whose_operstate_is_unknown_is_not_down():
+    # Drivers that report no carrier state (as virtual interfaces do) show "unknown": NCCL may use it.
+    netdevs = [{**netdev, "operstate": "unknown"} for netdev in readings("healthy-pair-with-ray")[1]["fabric"]["netdevs"]]
+    assert problems(judged(worker__fabric__netdevs=netdevs)) == []
+
+
+def test_a_failed_ping_names_both_ends_and_the_fix_and_a_peer_not_read_has_no_address():
+    found = doctor_findings(readings("fabric-cut"), HEAD, PAIR)
+    assert found[0]["fix"] == (
+        "check both ends' MTU (`ip link`), that the cable sits in the same port on both nodes, that the addresses share "
+        "their subnets, and that no firewall drops the peer's fabric address; then run network.yml"
+    )
+    # The worker could not be read: the head's ping towards it is named without its address.
+    head_only = doctor_findings(readings("fabric-cut")[:1], HEAD, PAIR)
+    ping = next(entry for entry in head_only if entry["area"] == "fabric")
+    assert ping["evidence"] == f"{HEAD} -> {WORKER} (?): 3 packets transmitted, 0 received, 100% packet loss, time 2033ms"
+
+
+def test_a_failed_ping_that_printed_nothing_is_no_answer():
+    pair = copy.deepcopy(readings("fabric-cut"))
+    # The same failed ping, had it printed nothing.
+    pair[0]["fabric"]["pings"][0]["said"] = ""
+    ping = next(entry for entry in doctor_findings(pair, HEAD, PAIR) if entry["node"] == HEAD and entry["area"] == "fabric")
+    assert ping["evidence"] == f"{HEAD} -> {WORKER} (192.168.183.12): no answer"
+
+
+# The other half of the Spark's ConnectX-7 port 1, as fabric_facts lists it beside SPARK_HCA (DOWN_PORT's names).
+SPARK_TWIN = {**SPARK_HCA, "name": "roceP2p1s0f1", "netdev": "enP2p1s0f1np1"}
+
+
+def roce(hcas: list[dict], **env) -> list[dict]:
+    """The worker's fabric findings with these HCAs and its environment file given these NCCL variables."""
+    found = judged(worker__fabric__hcas=hcas, worker__fabric__env=renamed(HEALTHY_ENV, **env))
+    return [entry for entry in of_area(found, "fabric") if entry["node"] == WORKER]
+
+
+@pytest.mark.parametrize(
+    ("hcas", "env", "what", "evidence", "fix"),
+    [
+        (
+            [SPARK_HCA, SPARK_TWIN],
+            {"NCCL_IB_HCA": "rocep1s0f0"},
+            "NCCL names an HCA this node lacks: rocep1s0f0",
+            "HCAs: roceP2p1s0f1, rocep1s0f1",
+            "run network.yml",
+        ),
+        (
+            [{**SPARK_HCA, "state": "DOWN", "phys_state": "Polling"}],
+            {"NCCL_IB_HCA": "rocep1s0f1"},
+            "ConnectX-7 twin rocep1s0f1 is not up",
+            "rocep1s0f1 (enp1s0f1np1) is DOWN (Polling)",
+            "check that the cable sits in the same port on both nodes and that the peer is powered on",
+        ),
+        (
+            [SPARK_HCA],
+            {"NCCL_IB_HCA": "rocep1s0f1", "NCCL_IB_GID_INDEX": "4"},
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            "NCCL_IB_GID_INDEX=4, RoCE v2 IPv4 GIDs at 3",
+            "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
+        ),
+        # The HCA lost its RoCE v2 IPv4 GIDs (its interface lost its address).
+        (
+            [{**SPARK_HCA, "roce_v2_ipv4_gids": []}],
+            {"NCCL_IB_HCA": "rocep1s0f1", "NCCL_IB_GID_INDEX": "3"},
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            "NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at no index",
+            "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
+        ),
+    ],
+)
+def test_each_roce_finding_names_the_node_the_hcas_and_the_fix(hcas, env, what, evidence, fix):
+    assert roce(hcas, NCCL_IB_DISABLE="0", **env) == [finding("error", "fabric", WORKER, what, evidence, fix)]
+
+
+def test_nccl_may_name_several_hcas_or_none_and_the_hcas_are_judged_only_with_ib_on():
+    fine = [("ok", "fabric")]
+    assert [(entry["severity"], entry["what"]) for entry in roce([SPARK_HCA, SPARK_TWIN], NCCL_IB_DISABLE="0", NCCL_IB_HCA="rocep1s0f1,roceP2p1s0f1")] == fine
+    # Without NCCL_IB_HCA, NCCL picks the HCAs itself.
+    assert [(entry["severity"], entry["what"]) for entry in roce([SPARK_HCA], NCCL_IB_DISABLE="0")] == fine
+    # IB off, or NCCL_IB_DISABLE unset (NCCL's socket transport, as nccl_network writes it): NCCL_IB_HCA is not read.
+    assert [(entry["severity"], entry["what"]) for entry in roce([SPARK_HCA], NCCL_IB_DISABLE="1", NCCL_IB_HCA="rocep1s0f0")] == fine
+    no_switch = {name: value for name, value in HEALTHY_ENV.items() if name != "NCCL_IB_DISABLE"}
+    found = judged(worker__fabric__hcas=[SPARK_HCA], worker__fabric__env={**no_switch, "NCCL_IB_HCA": "rocep1s0f0"})
+    assert [(entry["severity"], entry["what"]) for entry in of_area(found, "fabric") if entry["node"] == WORKER] == fine
+
+
+def test_a_stopped_ray_container_is_the_only_ray_finding_and_its_fix_restarts_it():
+    found = of_area(doctor_findings(readings("ray-worker-stopped"), HEAD, PAIR), "ray")
+    assert found == [
+        finding(
+            "error",
+            "ray",
+            WORKER,
+            "the Ray container is exited",
+            "sparkinfer-ray is exited (exit code 1)",
+            "run cluster.yml: it starts the node's Ray container again and waits until it rejoins the head",
+        )
+    ]
+    # Stopped cleanly (exit code 0): no exit code to name.
+    pair = copy.deepcopy(readings("ray-worker-stopped"))
+    pair[1]["ray"]["exit_code"] = 0
+    assert [entry["evidence"] for entry in of_area(doctor_findings(pair, HEAD, PAIR), "ray")] == ["sparkinfer-ray is exited"]
+
+
+def test_a_worker_without_raylet_is_the_only_ray_finding_with_its_reason_or_a_default_one():
+    assert of_area(judged(worker__ray__raylet_node_id="", worker__ray__raylet_problem=""), "ray") == [
+        finding("error", "ray", WORKER, "no Ray raylet", "no raylet answers in the container", "run cluster.yml")
+    ]
+
+
+WORKER_RAYLET = "8e977202085555f99893696e752ba3f6d9b91fa56a8875a0215d5f1a"
+
+
+def test_a_raylet_the_head_does_not_list_alive_is_the_only_ray_finding_with_its_state_there():
+    assert of_area(judged(worker__ray__raylet_node_id="d7369bc8" + "0" * 48), "ray") == [
+        finding(
+            "error",
+            "ray",
+            WORKER,
+            "not ALIVE in the head's Ray cluster",
+            "raylet d7369bc80000 is not listed there",
+            "run cluster.yml: it restarts the worker's Ray container against the head",
+        )
+    ]
+    # The head's view lists the worker's raylet as DEAD.
+    view = copy.deepcopy(readings("healthy-pair-with-ray")[0]["ray"]["cluster"])
+    for entry in view["nodes"]:
+        if entry["node_id"] == WORKER_RAYLET:
+            entry["state"] = "DEAD"
+    assert [entry["evidence"] for entry in of_area(judged(head__ray__cluster=view), "ray")] == ["raylet 8e9772020855 is DEAD there"]
+
+
+def test_rays_ports_open_is_the_only_ray_finding_and_a_reading_without_families_names_none():
+    # The healthy reading predates firewall_open: its INPUT chains are not named.
+    assert of_area(judged(head__ray__firewall_guards=False), "ray") == [
+        finding(
+            "error",
+            "ray",
+            HEAD,
+            "Ray's ports are open to every network",
+            "INPUT sends nothing to the chain SPARKINFER-RAY, which lets only the cluster's nodes reach Ray",
+            "run cluster.yml: its firewall phase puts the chain and its jump back",
+        )
+    ]
+
+
+def test_a_healthy_ray_cluster_counts_its_dead_nodes_and_an_unread_view_counts_no_node():
+    view = copy.deepcopy(readings("healthy-pair-with-ray")[0]["ray"]["cluster"])
+    # The raylet the worker ran before its Ray container restarted, still listed, as DEAD.
+    view["nodes"].append({**view["nodes"][1], "node_id": "d7369bc8" + "0" * 48, "state": "DEAD"})
+    view["dead_nodes"] = 1
+    assert [entry["evidence"] for entry in of_area(judged(head__ray__cluster=view), "ray")] == ["2 node(s) alive, 1 dead"]
+    # `ray status` could not be read on the head: no node is judged against it, and none counted.
+    assert [(entry["severity"], entry["evidence"]) for entry in of_area(judged(head__ray__cluster={}), "ray")] == [("ok", "? node(s) alive, 0 dead")]
+
+
+def test_no_launch_record_is_one_error_and_site_yml_the_fix():
+    assert only(judged(head__vllm__record={})) == finding(
+        "error", "vllm", HEAD, "no vLLM server was launched", f"{HEAD} has no launch record", "run site.yml, or serve.yml"
+    )
+
+
+def test_a_rank_not_running_nor_exited_is_named_without_an_exit_and_serve_yml_the_fix():
+    # Created by serve.yml, never started.
+    created = {**RANK_BEFORE_THE_BOOT, "status": "created", "started_at": "0001-01-01T00:00:00Z"}
+    assert only(judged(worker__vllm__container=created)) == finding(
+        "error", "vllm", WORKER, "the vLLM rank is created", "sparkinfer-vllm is created", "run serve.yml: it starts every rank again and gates on vLLM's log"
+    )
+
+
+def test_a_restarted_rank_is_a_warning_that_points_at_its_log():
+    restarted = only(judged(worker__vllm__container={"name": "sparkinfer-vllm", "status": "running", "restart_count": 2}))
+    assert restarted == finding(
+        "warning",
+        "vllm",
+        WORKER,
+        "the vLLM rank restarted",
+        "sparkinfer-vllm restarted 2 time(s)",
+        f"read why in `docker logs sparkinfer-vllm` on {WORKER}",
+    )
+
+
+def test_a_rank_started_at_the_boot_itself_is_no_reboot():
+    at_boot = {**RANK_BEFORE_THE_BOOT, "started_at": "2026-12-07T08:40:00Z"}
+    assert only(judged(worker__host__boot_time=BOOTED, worker__vllm__container=at_boot))["what"] == "the vLLM rank is exited"
+
+
+def test_a_reboot_names_its_times_in_utc_whatever_the_controllers_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        rebooted = only(judged(worker__host__boot_time=BOOTED, worker__vllm__container=RANK_BEFORE_THE_BOOT))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert rebooted["evidence"] == (
+        f"{WORKER} booted at 2026-12-07 08:40:00 UTC, after sparkinfer-vllm started at 2026-12-07 08:30:00 UTC; it is exited (exit code 0)"
+    )
+    assert rebooted["fix"] == (
+        "Docker does not start a vLLM rank again, by design (a crashed rank stays down for its log to be read, and a rank "
+        "alone cannot rejoin the others): run serve.yml, which starts every rank again and gates on vLLM's log"
+    )
+
+
+def test_a_head_whose_log_is_not_ready_is_named_with_its_stage():
+    head_log = readings("healthy-pair-with-ray")[0]["vllm"]["log"]
+    assert only(judged(head__vllm__log={**head_log, "outcome": "starting", "stage": "loading_weights"})) == finding(
+        "error",
+        "vllm",
+        HEAD,
+        "vLLM is not ready",
+        "vLLM's log shows starting at loading_weights",
+        "run serve.yml: its gate waits for the start-up and names a failure",
+    )
+
+
+def test_an_api_that_refuses_the_key_on_v1_models_only_is_a_key_that_differs():
+    # The real answers with another key: /health is open, /v1/models answers 401.
+    assert only(judged(head__vllm__api=doctor_api_reading(api_answers("401")))) == finding(
+        "error",
+        "vllm",
+        HEAD,
+        "the API does not answer",
+        "http://192.168.183.11:8000/v1: /health 200, /v1/models 401 Status code was 401 and not [200]: HTTP Error 401: Unauthorized",
+        "the API key differs from the server's: run serve.yml with the key it was started with",
+    )
+
+
+def test_an_api_that_refuses_the_key_on_health_is_a_key_that_differs_too():
+    # A guard in front of the server that covers /health too: 401 there, and /v1/models never answered.
+    api = {"health_status": 401, "models_status": -1, "models": [], "problem": "Connection refused"}
+    assert only(judged(head__vllm__api=api))["fix"] == "the API key differs from the server's: run serve.yml with the key it was started with"
+
+
+def test_an_api_that_does_not_answer_is_restarted_by_serve_yml_and_one_not_asked_shows_no_problem():
+    refused = only(judged(head__vllm__api={"health_status": -1, "models_status": -1, "models": [], "problem": "Connection refused"}))
+    assert refused["fix"] == "run serve.yml: it restarts the server and smoke-tests it"
+    # The loop was skipped: doctor_api_reading gives nothing, and nothing follows the statuses.
+    skipped = doctor_api_reading([{"skipped": True, "item": "/health"}, {"skipped": True, "item": "/v1/models"}])
+    assert only(judged(head__vllm__api=skipped))["evidence"] == "http://192.168.183.11:8000/v1: /health None, /v1/models None"
+
+
+def test_an_api_that_lists_other_models_or_none_names_them_and_serve_yml_the_fix():
+    other = only(judged(head__vllm__api={"health_status": 200, "models_status": 200, "models": ["other", "another"], "problem": ""}))
+    assert other == finding(
+        "error",
+        "vllm",
+        HEAD,
+        "the API does not list the served model",
+        "/health 200, /v1/models 200, listing other, another, not tiny-qwen3-moe",
+        "run serve.yml",
+    )
+    empty = only(judged(head__vllm__api={"health_status": 200, "models_status": 200, "models": [], "problem": ""}))
+    assert empty["evidence"] == "/health 200, /v1/models 200, listing nothing, not tiny-qwen3-moe"
+
+
+def test_image_findings_name_the_node_what_differs_and_the_fix():
+    missing = judged(worker__vllm__image__id="")
+    assert only(missing) == finding("error", "image", WORKER, "the image is missing", f"sparkinfer-lab-vllm:latest is not on {WORKER}", "run image.yml")
+    # One node lacks it: the image is not called the same on every node.
+    assert [entry["what"] for entry in of_area(missing, "image")] == ["the image is missing"]
+    different = judged(worker__vllm__image__id="sha256:0123456789abcdef0123")
+    assert different[0]["evidence"] == f"{HEAD} sha256:c83817061141, {WORKER} sha256:0123456789ab"
+    assert different[1]["fix"] == "run serve.yml (or rollout.yml for a fleet) to restart on the inventory's image"
+    lacks = "sparkinfer-lab-vllm:latest (vLLM 0.32.0) has no SparkinferDrillMoeForCausalLM; use an image whose vLLM lists it"
+    assert only(judged(head__vllm__image__lacks=lacks)) == finding(
+        "error",
+        "image",
+        HEAD,
+        "the image lacks the served architecture",
+        lacks,
+        "set vllm_image_name to an image that holds it, then run image.yml and serve.yml (or rollout.yml)",
+    )
+
+
+def test_no_image_is_judged_when_the_inventory_names_none():
+    assert [entry for entry in judged(head__vllm__image__name="", worker__vllm__image__name="") if entry["area"] == "image"] == []
+
+
+def test_the_platform_rows_of_the_image_cite_their_source_and_say_their_fix():
+    warned = only(judged(head__host__driver_version="580.126.09", head__vllm__image__compat_driver_version="590.48.01"))
+    assert warned["evidence"].endswith(
+        " (source: https://github.com/gyliu513/langX101/pull/409 (the entrypoint enables CUDA Forward Compatibility; bypassing it fails "
+        "FlashInfer JIT with cudaErrorUnsupportedPtxVersion on a GB10); https://github.com/eugr/spark-vllm-docker/issues/266 "
+        '("compatibility mode is UNAVAILABLE" on 580.159.03))'
+    )
+    assert warned["fix"].startswith("keep the image's entrypoint")
+    # The row that finds the image's driver fine cites no source.
+    [fine] = [entry for entry in judged(head__vllm__image__compat_driver_version="") if entry["what"] == "CUDA driver of the image"]
+    assert (fine["evidence"], fine["fix"]) == ("the image carries no CUDA forward-compatibility driver newer than the host's 580.173.02", "")
+
+
+def test_drift_is_a_warning_with_rollout_yml_the_fix():
+    inputs = readings("healthy-pair-with-ray")[0]["vllm"]["inputs"]
+    found = judged(head__vllm__inputs={"current": inputs["current"], "wanted": {**inputs["wanted"], "vllm_serve_max_model_len": 1024}})
+    assert [(entry["severity"], entry["node"], entry["fix"]) for entry in of_area(found, "drift")] == [
+        ("warning", HEAD, "run rollout.yml (or serve.yml) to launch what the inventory asks")
+    ]
+
+
+def test_a_node_alone_names_itself_and_port_1_when_its_reading_names_no_port():
+    # The healthy reading predates fabric_port: nccl_network's default, port 1.
+    found = alone(env=LOOPBACK_ENV, hcas=DOWN_PORT)
+    assert [(entry["node"], entry["evidence"]) for entry in found] == [
+        (
+            HEAD,
+            "a cluster of one node: its ranks use lo 127.0.0.1; ConnectX-7 port 1: rocep1s0f1 (enp1s0f1np1) DOWN (Disabled), "
+            "roceP2p1s0f1 (enP2p1s0f1np1) DOWN (Disabled); no port is up",
+        )
+    ]
+
+
+def test_docker_times_are_read_to_the_second_and_its_fraction_in_any_zone():
+    # 2026-12-07 08:30:00 UTC is BOOTED less ten minutes.
+    assert docker_time("2026-12-07T08:30:00Z") == BOOTED - 600
+    assert docker_time("2026-12-07T17:30:00+09:00") == BOOTED - 600
+    assert docker_time("2026-12-07T08:30:00.5Z") == BOOTED - 599.5
+    assert docker_time("0001-01-01T00:00:00Z") is None
+    assert docker_time(None) is None
+
+
+def test_a_node_alone_with_its_fabric_port_elsewhere_says_the_port_has_no_hca():
+    # nccl_network_fabric_port: 2 on a Spark whose sysfs lists port 1's halves only.
+    assert [entry["evidence"] for entry in alone(env=LOOPBACK_ENV, hcas=DOWN_PORT, fabric_port=2)] == [
+        "a cluster of one node: its ranks use lo 127.0.0.1; ConnectX-7 port 2 has no RoCE HCA in sysfs (2 HCA port(s) listed)"
+    ]
+
+
+def test_an_environment_file_without_the_address_or_the_interface_is_named_as_such():
+    # The file written by hand, without VLLM_HOST_IP: the ranks bind to no fabric address.
+    no_address = {name: value for name, value in HEALTHY_ENV.items() if name != "VLLM_HOST_IP"}
+    assert only(judged(worker__fabric__env=no_address))["evidence"] == "/etc/sparkinfer/nccl.env says VLLM_HOST_IP=, eth0 holds 192.168.183.12"
+    # Without NCCL_SOCKET_IFNAME: NCCL would pick an interface itself.
+    no_interface = {name: value for name, value in HEALTHY_ENV.items() if name != "NCCL_SOCKET_IFNAME"}
+    unnamed = only(judged(worker__fabric__env=no_interface))
+    assert (unnamed["what"], unnamed["evidence"]) == (
+        "no NCCL interface named",
+        "/etc/sparkinfer/nccl.env sets no NCCL_SOCKET_IFNAME (interfaces: docker0, enP2p1s0f1np1, enP2p1s0f1np1-x, enp1s0f1np1, enp1s0f1np1-x, eth0)",
+    )
+
+
+def test_a_models_answer_that_is_no_json_object_lists_no_model():
+    # The real answers, with /v1/models' JSON a bare list (not OpenAI's {"data": [...]}), as another server on the port may give.
+    answers = api_answers("ok")
+    answers[1]["json"] = ["tiny-qwen3-moe"]
+    assert doctor_api_reading(answers)["models"] == []

@@ -50,6 +50,10 @@ def test_the_line_of_the_status_table():
     assert vllm_metrics(read("public/public-v0-aibrix-qwen25-coder-1p5b.txt"))["line"] == (
         "0 running, 0 waiting, KV cache 0.0% used, 148 prompt and 955 generated tokens since start"
     )
+    # The fuller engine's 0.11741682974559686 of its KV cache, as a percentage.
+    assert vllm_metrics(read("lab-0.32.0-data-parallel-two-engines.txt"))["line"] == (
+        "2 running, 1 waiting, KV cache 11.7% used, 6007 prompt and 3330 generated tokens since start"
+    )
 
 
 @pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf"])

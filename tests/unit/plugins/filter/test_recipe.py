@@ -8,7 +8,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.recipe import FilterModule, load_recipe, recipe_names, vllm_recipe, vllm_recipe_fit
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import RecipeError, check_recipe
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._recipe import RecipeError, check_recipe, cluster_fit
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_serve_spec import build_argv
 
 QWEN = "qwen3.5-122b-a10b-fp8"
@@ -189,3 +189,124 @@ def test_a_section_source_covers_its_settings():
         recipe["sources"]["serve"] = "eugr recipes/qwen3.5-122b-fp8.yaml"
 
     assert check_recipe(QWEN, broken(one_source_for_serve))["serve"]["kv_cache_dtype"] == "fp8"
+
+
+@pytest.mark.parametrize("name", recipe_names())
+def test_every_recipe_as_its_file_reads_passes_the_checker_unchanged(name):
+    # load_recipe's copy is the file's content: checked again here, not from the filter's cache.
+    assert check_recipe(name, load_recipe(name)) == load_recipe(name)
+
+
+def test_a_recipe_may_weigh_a_single_byte():
+    # The lower bound of weights_bytes (1), as nodes' is met by gpt-oss-120b's one node.
+    assert check_recipe(QWEN, broken(lambda r: r.update(weights_bytes=1)))["weights_bytes"] == 1
+
+
+def test_a_one_line_environment_value_with_any_letter_is_accepted():
+    def arch_list(recipe):
+        # A value with an upper-case X in it, and a source for the setting.
+        recipe["serve"]["extra_env"] = {"TORCH_CUDA_ARCH_LIST": "12.1+PTX"}
+        recipe["sources"]["serve.extra_env"] = "a test's own setting"
+
+    assert check_recipe(QWEN, broken(arch_list))["serve"]["extra_env"] == {"TORCH_CUDA_ARCH_LIST": "12.1+PTX"}
+
+
+def test_a_recipe_that_is_not_a_dictionary_is_refused():
+    with pytest.raises(RecipeError) as raised:
+        check_recipe(QWEN, ["Qwen/Qwen3.5-122B-A10B-FP8"])
+    assert str(raised.value) == "recipe qwen3.5-122b-a10b-fp8 must be a dictionary, got list"
+
+
+def test_a_name_that_is_not_lower_case_is_refused_saying_what_a_name_may_hold():
+    with pytest.raises(RecipeError) as raised:
+        check_recipe("Qwen3.5", broken(lambda r: r.update(name="Qwen3.5")))
+    assert str(raised.value) == "recipe Qwen3.5: name must be lower-case letters, digits, . and -, got 'Qwen3.5'"
+
+
+Q = "recipe qwen3.5-122b-a10b-fp8"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda r: r.update(flavour="x", colour="y"),
+            f"{Q} has unknown key(s) colour, flavour; allowed: name, description, model, image, nodes, weights_bytes, serve, expect, sources",
+        ),
+        (lambda r: [r.pop("weights_bytes"), r.pop("expect")], f"{Q} lacks weights_bytes, expect"),
+        (lambda r: r.update(description=""), f"{Q}: description must be a non-empty string, got ''"),
+        (lambda r: r.update(image="nvcr.io/nvidia/vllm:26.03-py3"), f"{Q}: image must be a dictionary, got str"),
+        (lambda r: r["image"].update(tag="26.03-py3"), f"{Q}: image has unknown key(s) tag; allowed: name, min_vllm_version, digest"),
+        (lambda r: r.update(weights_bytes=0), f"{Q}: weights_bytes must be an integer >= 1, got 0"),
+        (lambda r: r.update(serve=["--tensor-parallel-size", "2"]), f"{Q}: serve must be a dictionary, got list"),
+        (
+            lambda r: r["serve"].update(port=8001, host="0.0.0.0"),
+            f"{Q}: serve sets host, port, which the vllm_serve role sets (its own variables); leave them out",
+        ),
+        (
+            lambda r: r["serve"].update(data_parallel_size=2),
+            f"{Q}: serve: tensor x pipeline x data parallel size is 4, but the recipe is for 2 nodes of one GB10 each",
+        ),
+        (lambda r: r["serve"].update(extra_env=["A=1"]), f"{Q}: serve.extra_env must be a dictionary, got list"),
+        (lambda r: r["serve"].update(extra_env={"1A": "x"}), f"{Q}: serve.extra_env must map variable names to one-line strings, got '1A': 'x'"),
+        (lambda r: r["serve"].update(extra_env={1: "x"}), f"{Q}: serve.extra_env must map variable names to one-line strings, got 1: 'x'"),
+        (
+            lambda r: r["expect"].pop("architecture"),
+            f"{Q}: expect.architecture is required (what vLLM's log must show; quantization null for none)",
+        ),
+        (lambda r: r.update(sources="vllm-project/recipes"), f"{Q}: sources must be a dictionary, got str"),
+        (
+            lambda r: [r["sources"].pop("serve.max_model_len"), r["sources"].pop("serve.kv_cache_dtype")],
+            f"{Q}: no source for serve.max_model_len, serve.kv_cache_dtype (sources maps each choice, or its section, to where it comes from)",
+        ),
+        (
+            lambda r: r["sources"].update({"serve.load_format": "eugr", "serve.enforce_eager": "eugr"}),
+            f"{Q}: sources names serve.enforce_eager, serve.load_format, which the recipe does not set",
+        ),
+    ],
+)
+def test_the_checkers_refusal_names_the_recipe_and_every_offending_key(change, message):
+    with pytest.raises(RecipeError) as raised:
+        check_recipe(QWEN, broken(change))
+    assert str(raised.value) == message
+
+
+def test_a_cluster_of_the_recipes_size_is_told_it_fits_in_the_singular_or_plural():
+    assert cluster_fit(load_recipe(QWEN), ["spark-1", "spark-2"]) == {"fits": True, "message": f"{Q} is for 2 nodes: the cluster has 2."}
+    assert cluster_fit(load_recipe("gpt-oss-120b"), ["spark-1"]) == {"fits": True, "message": "recipe gpt-oss-120b is for 1 node: the cluster has 1."}
+
+
+def test_a_one_spark_recipe_on_two_is_told_to_take_one_of_them():
+    assert cluster_fit(load_recipe("gpt-oss-120b"), ["spark-1", "spark-2"]) == {
+        "fits": False,
+        "message": "recipe gpt-oss-120b is served on 1 Spark (tensor x pipeline parallel size 1); the cluster has 2 (spark-1, spark-2): "
+        "set sparkinfer_cluster_hosts to 1 of them, or group them into clusters of 1.",
+    }
+
+
+def test_a_cluster_without_hosts_gets_no_memory_plan():
+    assert cluster_fit(load_recipe(QWEN), []) == {
+        "fits": False,
+        "message": f"{Q} is served on 2 Sparks (tensor x pipeline parallel size 2); the cluster has 0 (). Serve it on 2 Sparks, or choose a recipe for 0.",
+    }
+
+
+def test_the_memory_plan_on_fewer_sparks_spreads_the_weights_over_all_of_them_at_the_recipes_utilization():
+    # Nemotron 3 Ultra (331 GB of weights, gpu_memory_utilization 0.8) on two of its four Sparks: 154.13 GiB each.
+    fit = cluster_fit(load_recipe("nemotron-3-ultra-550b-a55b-nvfp4"), ["spark-1", "spark-2"])
+    short = "budget 97.35 GiB (0.8 x 121.69 GiB total) - weights 154.13 GiB - reserve 5.00 GiB = KV -61.78 GiB, no room for a KV cache"
+    assert fit == {
+        "fits": False,
+        "message": "recipe nemotron-3-ultra-550b-a55b-nvfp4 is served on 4 Sparks (tensor x pipeline parallel size 4); the cluster has 2 "
+        "(spark-1, spark-2). Even with all of a Spark's memory free: The model does not fit 2 nodes (spark-1, spark-2) at "
+        "gpu_memory_utilization 0.8 (weights 308.27 GiB, 154.13 GiB per node, reserve 5.00 GiB per node): "
+        f"spark-1: {short}; spark-2: {short}. Fix: serve it across 4 nodes like spark-1 with --tensor-parallel-size 4 (2 given). "
+        "Serve it on 4 Sparks, or choose a recipe for 2.",
+    }
+
+
+def test_weights_the_memory_plan_cannot_take_are_refused_naming_the_recipe():
+    # A weight past the memory plan's range (2**63 bytes), which the checker's integer test lets through.
+    with pytest.raises(RecipeError) as raised:
+        cluster_fit(broken(lambda r: r.update(weights_bytes=1 << 63)), ["spark-1"])
+    assert str(raised.value) == f"{Q}: memory plan: weights_bytes must be below 2**63, got int 9223372036854775808"

@@ -117,3 +117,37 @@ def test_an_inspect_result_without_layers_or_platform_is_refused_naming_the_imag
         image_fingerprint([image])
     with pytest.raises(DockerImageError, match="names no Os or Architecture to save it for"):
         save_platform("containerd", "28.5.2", {**image, "Os": ""})
+
+
+def test_an_image_of_another_os_with_the_same_layers_is_another_image():
+    # The same inspect result with one fact changed: the platform's OS.
+    image = inspect("inspect-28.5.2-containerd-demo-2.json")
+    assert image["Os"] == "linux"
+    assert image_fingerprint({**image, "Os": "windows"}) != image_fingerprint(image)
+
+
+def test_an_architecture_without_a_default_variant_keeps_its_variant():
+    # The same inspect result as a 32-bit arm image: arm has no default variant, so v6 and v7 are two platforms.
+    image = inspect("inspect-28.5.2-containerd-demo-2.json")
+    assert image_fingerprint({**image, "Architecture": "arm", "Variant": "v7"}) != image_fingerprint({**image, "Architecture": "arm", "Variant": "v6"})
+
+
+def test_an_image_with_a_variant_is_saved_for_its_variant():
+    # The arm64 image as an engine that reports arm64's default variant shows it.
+    arm64 = inspect("inspect-28.5.2-containerd-demo-multi-platform-arm64.json")
+    assert save_platform("containerd", "28.5.2+dfsg4", {**arm64, "Variant": "v8"}) == "linux/arm64/v8"
+
+
+def test_the_refusals_name_the_image_by_its_id_or_as_an_image():
+    image = inspect("inspect-28.5.2-containerd-demo-1.json")
+    # Layers that are not a list (one layer's digest alone).
+    with pytest.raises(DockerImageError) as refused:
+        image_fingerprint({**image, "RootFS": {"Type": "layers", "Layers": image["RootFS"]["Layers"][0]}})
+    assert str(refused.value) == f"the inspect result of {image['Id']} has no RootFS.Layers or Architecture"
+    without_id = {key: value for key, value in image.items() if key != "Id"}
+    with pytest.raises(DockerImageError) as refused:
+        image_fingerprint({**without_id, "Architecture": ""})
+    assert str(refused.value) == "the inspect result of an image has no RootFS.Layers or Architecture"
+    with pytest.raises(DockerImageError) as refused:
+        save_platform("containerd", "28.5.2", {**image, "Architecture": ""})
+    assert str(refused.value) == f"the inspect result of {image['Id']} names no Os or Architecture to save it for"

@@ -45,7 +45,19 @@ def test_nothing_read_says_nothing(results):
     assert input_jumps(results, "SPARKINFER-RAY") == {"guards": None, "open": []}
 
 
-def test_the_filter_wants_loop_results():
+def test_the_filter_reads_the_loop_results_for_the_chain_named():
+    results = [read("iptables", GUARDED), read("ip6tables", OPEN6)]
+    assert firewall_input_jumps(results, "SPARKINFER-RAY") == {"guards": False, "open": ["ip6tables"]}
+    assert firewall_input_jumps([read("iptables", GUARDED)], "SPARKINFER-RAY") == {"guards": True, "open": []}
+
+
+@pytest.mark.parametrize(
+    "results",
+    [{"results": [read("iptables", GUARDED)]}, [GUARDED, GUARDED6]],
+    ids=["the-registered-result-itself", "the-stdouts-alone"],
+)
+def test_the_filter_wants_loop_results(results):
     assert FilterModule().filters() == {"firewall_input_jumps": firewall_input_jumps}
-    with pytest.raises(AnsibleFilterError, match="expected the loop results"):
-        firewall_input_jumps({"results": []}, "SPARKINFER-RAY")
+    with pytest.raises(AnsibleFilterError) as raised:
+        firewall_input_jumps(results, "SPARKINFER-RAY")
+    assert str(raised.value) == "firewall_input_jumps: expected the loop results of iptables -S INPUT and ip6tables -S INPUT"

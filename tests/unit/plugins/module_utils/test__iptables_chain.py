@@ -57,9 +57,20 @@ def test_a_stale_source_and_a_jump_for_earlier_ports_are_differences():
 
 def test_the_input_that_puts_the_chain_back_deletes_every_jump_and_declares_the_chain_first():
     restore = restore_to_put(running("iptables-S.stale-source-and-jump.txt"), RAY, "ipv4").splitlines()
-    assert restore[:2] == ["*filter", ":SPARKINFER-RAY - [0:0]"]
-    assert restore[2:4] == [STALE_JUMP.replace("-A INPUT", "-D INPUT"), JUMP.replace("-A INPUT", "-D INPUT")]
-    assert restore[-2:] == [JUMP.replace("-A INPUT", "-I INPUT 1"), "COMMIT"]
+    assert restore == [
+        "*filter",
+        ":SPARKINFER-RAY - [0:0]",
+        STALE_JUMP.replace("-A INPUT", "-D INPUT"),
+        JUMP.replace("-A INPUT", "-D INPUT"),
+        # The IPv4 chain lets in the cluster's sources, and no longer the stale one.
+        "-A SPARKINFER-RAY -i lo -j ACCEPT",
+        "-A SPARKINFER-RAY -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        "-A SPARKINFER-RAY -s 192.168.176.11/32 -j ACCEPT",
+        "-A SPARKINFER-RAY -s 192.168.176.12/32 -j ACCEPT",
+        "-A SPARKINFER-RAY -j DROP",
+        JUMP.replace("-A INPUT", "-I INPUT 1"),
+        "COMMIT",
+    ]
     # iptables-restore of that input left the listing the chain in place has (captured, not assumed).
     assert (FIXTURES / "iptables-S.after-put.txt").read_text() == (FIXTURES / "iptables-S.in-place.txt").read_text()
 
@@ -86,6 +97,17 @@ def test_the_input_that_removes_the_chain_deletes_the_jumps_then_empties_and_del
     assert not absent(running("iptables-S.in-place.txt"))
     # The host's own rules and Docker's chain were left as they were.
     assert (FIXTURES / "iptables-S.after-remove.txt").read_text() == (FIXTURES / "iptables-S.absent.txt").read_text()
+
+
+def test_a_chain_left_without_its_jump_or_a_jump_left_without_its_chain_is_not_absent():
+    listing = (FIXTURES / "iptables-S.in-place.txt").read_text(encoding="utf-8")
+    # The in-place listing with the jump deleted by hand, then with the chain's declaration gone instead.
+    without_jump = read_running(listing.replace(JUMP + "\n", ""), RAY.name)
+    without_chain = read_running(listing.replace("-N SPARKINFER-RAY\n", ""), RAY.name)
+    assert (without_jump.exists, without_jump.jumps) == (True, [])
+    assert (without_chain.exists, without_chain.jumps) == (False, [JUMP])
+    assert not absent(without_jump)
+    assert not absent(without_chain)
 
 
 def test_nothing_to_remove_is_an_empty_commit():
@@ -117,5 +139,15 @@ def test_a_one_word_comment_iptables_prints_unquoted_is_the_same_rule():
 
 
 def test_the_diff_shows_the_jumps_then_the_rules():
+    assert shown(running("iptables-S.stale-source-and-jump.txt")) == (
+        f"{STALE_JUMP}\n"
+        f"{JUMP}\n"
+        "-A SPARKINFER-RAY -i lo -j ACCEPT\n"
+        "-A SPARKINFER-RAY -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+        "-A SPARKINFER-RAY -s 192.168.179.99/32 -j ACCEPT\n"
+        "-A SPARKINFER-RAY -s 192.168.176.11/32 -j ACCEPT\n"
+        "-A SPARKINFER-RAY -s 192.168.176.12/32 -j ACCEPT\n"
+        "-A SPARKINFER-RAY -j DROP\n"
+    )
     assert wanted_shown(RAY, "ipv4") == shown(running("iptables-S.in-place.txt"))
     assert shown(running("iptables-S.absent.txt")) == ""

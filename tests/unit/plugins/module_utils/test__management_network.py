@@ -32,7 +32,17 @@ def test_a_fabric_interface_that_carries_the_management_network_is_named_in_the_
     assert management_clash([answer("ip-j-4-addr-to-absent-address-netns.json")], ["enp1s0f0np0"]) == []
 
 
-@pytest.mark.parametrize("wrong", ["(no JSON at all)", '{"dst": "default"}'])
-def test_an_answer_that_is_no_json_list_is_refused(wrong):
-    with pytest.raises(ManagementReadError, match="ip -j answered"):
+@pytest.mark.parametrize(
+    ("wrong", "message"),
+    [
+        ("(no JSON at all)", "ip -j answered what is no JSON: Expecting value: line 1 column 1 (char 0)"),
+        ('{"dst": "default"}', "ip -j answered dict, not a list of routes or interfaces"),
+        # A list, but of names rather than routes or interfaces.
+        ('["eth0"]', "ip -j answered list, not a list of routes or interfaces"),
+    ],
+    ids=["no-json", "an-object", "a-list-of-strings"],
+)
+def test_an_answer_that_is_no_json_list_is_refused(wrong, message):
+    with pytest.raises(ManagementReadError) as raised:
         management_interfaces([wrong])
+    assert str(raised.value) == message

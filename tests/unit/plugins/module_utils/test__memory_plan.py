@@ -143,7 +143,12 @@ def test_kv_budget_of_exactly_zero_does_not_fit():
     exact = plan_memory(45 * GIB, [round_node()], 0.5, startup_free_gib=None)
     assert (exact["fits"], exact["kv_budget_gib"]) == (False, 0.0)
     assert "no room for a KV cache" in exact["reason"]
-    assert plan_memory(45 * GIB - 1, [round_node()], 0.5, startup_free_gib=None)["fits"] is True
+    one_byte = plan_memory(45 * GIB - 1, [round_node()], 0.5, startup_free_gib=None)
+    assert (one_byte["fits"], one_byte["suggested_nodes"], one_byte["needed_nodes"]) == (True, 1, 1)
+    # That byte holds one token of one byte.
+    assert plan_memory(45 * GIB - 1, [round_node()], 0.5, kv_cache_bytes_per_token=1, startup_free_gib=None)["max_tokens"] == 1
+    # Half a byte of KV is room too, when no request size is known to need more.
+    assert plan_memory(45 * GIB - 0.5, [round_node()], 0.5, startup_free_gib=None)["fits"] is True
 
 
 def test_budget_is_mem_available_when_that_is_lower():
@@ -321,3 +326,186 @@ def test_without_the_drop_the_fix_offers_it_and_every_short_node_is_named():
     assert said.startswith("spark-1, spark-2 have less memory free than")
     assert "(MemFree with no page-cache drop," in said
     assert "set vllm_serve_drop_page_cache to true, or lower" in said
+
+
+# --- whole plans and messages --------------------------------------------------------------------------
+
+
+def test_a_node_the_startup_check_refuses_does_not_fit_though_its_kv_budget_would():
+    # 0.87 x 121.69 = 105.87 GiB wanted, above the ~101.5 GiB CUDA reports free; the KV arithmetic alone leaves room.
+    plan = plan_memory(SMALL_WEIGHTS, ONE, 0.87)
+    assert plan["nodes"][0]["fits"] is False
+    assert plan["nodes"][0]["kv_budget_gib"] > 0
+    assert (plan["startup_free_gib"], plan["kv_cache_bytes_per_token"]) == (101.5, None)
+    assert plan_memory(SMALL_WEIGHTS, ONE, 0.7, startup_free_gib=None)["startup_free_gib"] is None
+
+
+def test_the_message_of_a_kv_budget_too_small_for_max_model_len_names_every_node_and_both_fixes():
+    plan = plan_memory(SEED_WEIGHTS, TWO, 0.7, kv_cache_bytes_per_token=200_000, max_model_len=524288)
+    assert [node["fits"] for node in plan["nodes"]] == [False, False]
+    assert plan["kv_cache_bytes_per_token"] == 200_000
+    short = "KV budget 24.77 GiB < 48.83 GiB needed for one request of max_model_len 524288"
+    assert memory_plan_message(plan) == (
+        "The model does not fit 2 nodes (spark-1, spark-2) at gpu_memory_utilization 0.7 (weights 110.83 GiB, 55.41 GiB per node, "
+        f"reserve 5.00 GiB per node): spark-1: {short}; spark-2: {short}. Fix: lower --max-model-len to 265960 or less; or serve it "
+        "across 3 nodes like spark-1 with --pipeline-parallel-size 3 (or a tensor x pipeline split whose product is 3) (2 given)."
+    )
+
+
+def test_the_nodes_given_are_not_suggested_when_only_a_third_would_spread_the_request_thin_enough():
+    # 58.59 GiB of KV for one request of 524288 tokens: 29.30 GiB per node on two (above their 24.77), 19.53 on three.
+    plan = plan_memory(SEED_WEIGHTS, TWO, 0.7, kv_cache_bytes_per_token=120_000, max_model_len=524288)
+    assert (plan["fits"], plan["suggested_nodes"], plan["needed_nodes"]) == (False, None, 3)
+
+
+def test_a_utilization_too_low_is_raised_to_the_least_that_fits():
+    plan = plan_memory(SEED_WEIGHTS, TWO, 0.4, tensor_parallel_size=2)
+    short = "budget 48.68 GiB (0.4 x 121.69 GiB total) - weights 55.41 GiB - reserve 5.00 GiB = KV -11.74 GiB, no room for a KV cache"
+    assert memory_plan_message(plan) == (
+        "The model does not fit 2 nodes (spark-1, spark-2) at gpu_memory_utilization 0.4 (weights 110.83 GiB, 55.41 GiB per node, "
+        f"reserve 5.00 GiB per node): spark-1: {short}; spark-2: {short}. Fix: raise --gpu-memory-utilization to 0.5 on these nodes; "
+        "or serve it across 3 nodes like spark-1 with --pipeline-parallel-size 3 (or a tensor x pipeline split whose product is 3) (2 given)."
+    )
+
+
+def test_one_other_node_is_suggested_in_the_singular():
+    busy = spark("spark-1", available_kib=20 * 1024 * 1024)  # a desktop session eating memory
+    plan = plan_memory(SMALL_WEIGHTS, [busy, spark("spark-2")], 0.7, tensor_parallel_size=1)
+    assert memory_plan_message(plan) == (
+        "The model does not fit 1 node (spark-1) at gpu_memory_utilization 0.7 (weights 27.94 GiB, 27.94 GiB per node, reserve 5.00 GiB "
+        "per node): spark-1: budget 20.00 GiB (MemAvailable) - weights 27.94 GiB - reserve 5.00 GiB = KV -12.94 GiB, no room for a KV cache. "
+        "Fix: serve it across 1 node (spark-2) with --tensor-parallel-size 1."
+    )
+
+
+def test_the_message_of_a_plan_with_a_token_count_but_no_max_model_len_has_no_concurrency():
+    plan = plan_memory(SEED_WEIGHTS, TWO, 0.7, kv_cache_bytes_per_token=100_000)
+    assert memory_plan_message(plan) == (
+        "The model fits 2 nodes (spark-1, spark-2) at gpu_memory_utilization 0.7: weights 110.83 GiB, 55.41 GiB per node, "
+        "reserve 5.00 GiB per node, KV budget 24.77 GiB per node (about 531,920 tokens)."
+    )
+
+
+def test_the_message_when_no_number_of_such_nodes_holds_it():
+    plan = plan_memory(100 * GIB, [round_node(available_gib=4, total_gib=4)], 0.9, startup_free_gib=None)
+    assert memory_plan_message(plan) == (
+        "The model does not fit 1 node (n) at gpu_memory_utilization 0.9 (weights 100.00 GiB, 100.00 GiB per node, reserve 5.00 GiB per "
+        "node): n: budget 3.60 GiB (0.9 x 4.00 GiB total) - weights 100.00 GiB - reserve 5.00 GiB = KV -101.40 GiB, no room for a KV cache. "
+        "Fix: add nodes, free memory (MemAvailable) or serve a smaller quantization: no number of nodes like these holds it."
+    )
+
+
+# --- boundaries -----------------------------------------------------------------------------------------------
+
+
+def test_mem_available_equal_to_the_utilizations_share_is_named_as_the_utilization():
+    # 0.5 x 100 GiB = 50 GiB wanted, 50 GiB available.
+    node = plan_memory(10 * GIB, [round_node(available_gib=50)], 0.5, startup_free_gib=None)["nodes"][0]
+    assert (node["budget_gib"], node["budget_limited_by"]) == (50.0, "gpu_memory_utilization")
+
+
+def test_the_startup_check_passes_a_utilization_that_wants_exactly_what_is_free():
+    # 0.5 x 100 GiB = 50 GiB wanted, 50 GiB free at startup: passes, and 0.5 is the highest it allows.
+    plan = plan_memory(10 * GIB, [round_node()], 0.5, startup_free_gib=50)
+    assert (plan["nodes"][0]["startup_check_passes"], plan["fits"], plan["max_gpu_memory_utilization"]) == (True, True, 0.5)
+
+
+def test_the_startup_ceiling_is_at_most_1_when_more_is_free_than_the_total():
+    assert plan_memory(10 * GIB, [round_node()], 0.5, startup_free_gib=150)["max_gpu_memory_utilization"] == 1.0
+
+
+def test_a_kv_budget_of_exactly_one_request_fits_and_the_floor_is_the_next_step_above():
+    # 0.5 x 100 GiB - 40 GiB of weights - 5 reserve = 5 GiB of KV; 65536 tokens x 81920 bytes = 5 GiB: one request.
+    plan = plan_memory(40 * GIB, [round_node()], 0.5, kv_cache_bytes_per_token=81920, max_model_len=65536, startup_free_gib=None)
+    assert (plan["fits"], plan["suggested_nodes"], plan["max_tokens"], plan["max_concurrency"]) == (True, 1, 65536, 1.0)
+    # 40 + 5 + 5 = 50 GiB needed of 100: 0.5 leaves no more than that, the floor is the next two-decimal step.
+    assert plan["min_gpu_memory_utilization"] == 0.51
+
+
+def test_no_utilization_fits_a_node_whose_mem_available_is_just_what_is_needed():
+    # 45 GiB of weights + 5 of reserve = 50 GiB, all that is available.
+    assert plan_memory(45 * GIB, [round_node(available_gib=50)], 0.4, startup_free_gib=None)["min_gpu_memory_utilization"] is None
+
+
+def test_the_floor_may_be_a_utilization_of_1():
+    # 94.5 GiB of weights + 5 of reserve = 99.5 GiB of the 100: only 1.0 holds it.
+    assert plan_memory(94.5 * GIB, [round_node()], 0.5, startup_free_gib=None)["min_gpu_memory_utilization"] == 1.0
+
+
+def test_nodes_short_of_mem_available_need_more_of_them():
+    # Two Sparks with 60 GiB available each: 60 - 55.41 - 5 < 0, so not even both; three like them would hold it.
+    nodes = [spark("spark-1", available_kib=60 * 1024 * 1024), spark("spark-2", available_kib=60 * 1024 * 1024)]
+    plan = plan_memory(SEED_WEIGHTS, nodes, 0.7, tensor_parallel_size=2)
+    assert (plan["fits"], plan["suggested_nodes"], plan["needed_nodes"]) == (False, None, 3)
+
+
+def test_the_suggestion_keeps_the_inventorys_order_among_nodes_the_plan_holds_equal():
+    # spark-1 has 105 GiB available, spark-2 119.5: both above the utilization's 85.18 GiB (at 0.7) and the ~101.5 GiB
+    # the startup check allows (at 0.9); the first one used fails neither, so it stays the one suggested.
+    nodes = [spark("spark-1", available_kib=105 * 1024 * 1024), spark("spark-2")]
+    assert plan_memory(SMALL_WEIGHTS, nodes, 0.7, tensor_parallel_size=1, startup_free_gib=None)["suggested_node_names"] == ["spark-1"]
+    assert plan_memory(SMALL_WEIGHTS, nodes, 0.9, tensor_parallel_size=1)["suggested_node_names"] == ["spark-1"]
+
+
+def test_the_suggestion_heeds_the_startup_check():
+    # At 0.96, MemAvailable alone would leave 0.99 GiB of KV on one Spark; the startup check's 101.5 GiB leaves none.
+    plan = plan_memory(SEED_WEIGHTS, ONE, 0.96)
+    assert (plan["suggested_nodes"], plan["needed_nodes"]) == (None, 2)
+
+
+def test_one_node_is_the_least_needed():
+    assert plan_memory(SMALL_WEIGHTS, ONE, 0.7)["needed_nodes"] == 1
+
+
+def test_needed_nodes_counts_up_to_64():
+    # Nodes like round_node() at 0.5 hold 45 GiB of weights each (50 GiB budget - 5 reserve), with KV > 0 above that.
+    assert plan_memory(63 * 45 * GIB, [round_node()], 0.5, startup_free_gib=None)["needed_nodes"] == 64
+    assert plan_memory(64 * 45 * GIB, [round_node()], 0.5, startup_free_gib=None)["needed_nodes"] is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"gpu_memory_utilization": {0.7}}, "memory plan: gpu_memory_utilization must be a positive number, got set {0.7}"),
+        # A repr of 40 characters is shown whole; of 41, cut after its first 20.
+        ({"weights_bytes": "x" * 38}, f"memory plan: weights_bytes must be a positive number, got str '{'x' * 38}'"),
+        ({"weights_bytes": "x" * 39}, f"memory plan: weights_bytes must be a positive number, got str '{'x' * 19}... (41 characters)"),
+        ({"weights_bytes": 2**63}, "memory plan: weights_bytes must be below 2**63, got int 9223372036854775808"),
+        ({"nodes": [{**spark("a"), "name": ""}]}, "memory plan: nodes[0].name must be a non-empty string, got ''"),
+    ],
+)
+def test_bad_inputs_are_named_in_full(arguments, message):
+    call = {"weights_bytes": SEED_WEIGHTS, "nodes": TWO, "gpu_memory_utilization": 0.7, **arguments}
+    with pytest.raises(MemoryPlanError) as raised:
+        plan_memory(**call)
+    assert str(raised.value) == message
+
+
+def test_the_start_up_check_message_in_full():
+    assert startup_free_message({"spark-1": LAB_HOST}, 0.99, True) == (
+        "spark-1 has less memory free than vLLM's start-up check asks for, so no rank was started: spark-1 has 21.9 GiB free (MemFree "
+        "after the page-cache drop, with 1.0 GiB of page cache), and vllm_serve_gpu_memory_utilization 0.99 of its 23.5 GiB asks for "
+        '23.3 GiB: vLLM would stop with "Free memory on device ... on startup is less than desired GPU memory utilization". Stop what '
+        "holds memory on that node (other containers: docker ps; a desktop session), or lower vllm_serve_gpu_memory_utilization to at "
+        "most 0.93."
+    )
+
+
+def test_a_node_with_exactly_the_share_asked_for_free_passes_the_start_up_check():
+    # The lab host with exactly half of its MemTotal (24683584 KiB) free, at 0.5.
+    assert startup_free_message({"spark-1": {**LAB_HOST, "memory_free_kib": 12341792}}, 0.5, True) == ""
+
+
+def test_the_floor_may_be_the_startup_ceiling_itself():
+    # 44.5 GiB of weights + 5 of reserve = 49.5 GiB of 100: the floor is 0.5, which a startup check of 50 GiB free allows.
+    assert plan_memory(44.5 * GIB, [round_node()], 0.4, startup_free_gib=50)["min_gpu_memory_utilization"] == 0.5
+
+
+def test_no_shorter_max_model_len_is_offered_when_no_token_fits():
+    # No room for a KV cache at all (about 0 tokens): a shorter context would not help.
+    plan = plan_memory(SEED_WEIGHTS, ONE, 0.7, kv_cache_bytes_per_token=100_000, max_model_len=262144)
+    assert memory_plan_message(plan) == (
+        "The model does not fit 1 node (spark-1) at gpu_memory_utilization 0.7 (weights 110.83 GiB, 110.83 GiB per node, reserve 5.00 GiB "
+        "per node): spark-1: budget 85.18 GiB (0.7 x 121.69 GiB total) - weights 110.83 GiB - reserve 5.00 GiB = KV -30.64 GiB, no room "
+        "for a KV cache. Fix: serve it across 2 nodes like spark-1 with --tensor-parallel-size 2 (1 given)."
+    )

@@ -58,23 +58,39 @@ def test_a_cpu_count_is_passed_when_given():
     assert not [arg for arg in ray_start_args(SPEC) if arg.startswith("--num-cpus")]
 
 
+def test_the_bounds_themselves_are_allowed():
+    # A head that takes no tasks (no GPU, no CPU), and a worker port range up to the last port.
+    args = ray_start_args({**SPEC, "num_gpus": 0, "num_cpus": 0, "ports": {**PORTS, "max_worker": 65535}})
+    assert "--num-gpus=0" in args
+    assert "--num-cpus=0" in args
+    assert "--max-worker-port=65535" in args
+
+
 @pytest.mark.parametrize(
     ("change", "head_address", "message"),
     [
         ({"node_ip": ""}, None, "node_ip must be an IPv4 address, got ''"),
-        ({"node_ip": "fe80::1"}, None, "node_ip must be an IPv4 address"),
+        ({"node_ip": "fe80::1"}, None, "node_ip must be an IPv4 address, got 'fe80::1'"),
         ({"num_gpus": -1}, None, "num_gpus must be a whole number of at least 0, got -1"),
         ({"num_gpus": True}, None, "num_gpus must be a whole number of at least 0, got True"),
+        ({"num_cpus": -1}, None, "num_cpus must be a whole number of at least 0, got -1"),
         ({"object_store_memory": 0}, None, "object_store_memory must be a whole number of at least 1, got 0"),
         ({"ports": {**PORTS, "gcs": 70000}}, None, "ports.gcs must be a whole number from 1 to 65535, got 70000"),
         ({"ports": {**PORTS, "min_worker": 11000}}, None, "ports.min_worker (11000) must be below ports.max_worker (10999)"),
         ({"ports": {**PORTS, "min_worker": 10999}}, None, "ports.min_worker (10999) must be below ports.max_worker (10999)"),
         ({"ports": {key: value for key, value in PORTS.items() if key != "dashboard"}}, None, "ports lacks dashboard"),
+        # A worker's ports given to the head.
+        (
+            {"ports": {key: value for key, value in PORTS.items() if key not in ("gcs", "client_server", "dashboard")}},
+            None,
+            "ports lacks gcs, client_server, dashboard",
+        ),
         ({"ports": [6379]}, None, "ports must be a mapping of port name to number, got list"),
-        ({"gpus": 1}, None, "the spec has unknown keys gpus"),
+        ({"gpus": 1, "cpus": 4}, None, "the spec has unknown keys cpus, gpus; allowed: node_ip, num_gpus, num_cpus, object_store_memory, ports, dashboard"),
         ({}, "", "head_address must be the head's HOST:PORT, got ''"),
     ],
 )
 def test_a_spec_that_cannot_start_ray_is_refused_naming_the_key(change, head_address, message):
-    with pytest.raises(RayStartError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(RayStartError) as raised:
         ray_start_args({**SPEC, **change}, head_address)
+    assert str(raised.value) == message

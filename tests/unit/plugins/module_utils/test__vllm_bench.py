@@ -5,6 +5,7 @@ The expected values were read off each file by hand.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,116 @@ def test_the_argv_is_the_random_dataset_at_one_concurrency_with_every_token_gene
 
     assert (value("--base-url"), value("--max-concurrency"), value("--num-prompts"), value("--random-input-len")) == ("http://10.0.0.1:8000", "2", "4", "32")
     assert "--ignore-eos" in argv and "--disable-tqdm" in argv
+
+
+def test_the_argv_is_the_command_line_the_lab_run_was_captured_with():
+    # capture.sh ran `vllm bench serve` with bench_argv's flags; the run printed them back as its parsed Namespace.
+    lab = read("lab-0.32.0-module-argv-concurrency-1.txt")
+    line = next(line for line in lab.splitlines() if line.startswith("Namespace("))
+    namespace = {name: value.strip("'") for name, value in re.findall(r"(\w+)=('[^']*'|[^,)]*)", line)}
+    argv = bench_argv(base_url="http://127.0.0.1:8123", model="tiny-qwen3-moe", tokenizer="/model", input_len=32, output_len=8, num_prompts=6, concurrency=1)
+    assert argv[:2] == ["bench", "serve"]
+    given = {}
+    for index, token in enumerate(argv[2:], 2):
+        if token.startswith("--"):
+            following = argv[index + 1] if index + 1 < len(argv) else "--"
+            given[token[2:].replace("-", "_")] = "True" if following.startswith("--") else following
+    assert given == {name: namespace[name] for name in given}
+    assert given == {
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:8123",
+        "endpoint": "/v1/completions",
+        "model": "tiny-qwen3-moe",
+        "tokenizer": "/model",
+        "dataset_name": "random",
+        "random_input_len": "32",
+        "random_output_len": "8",
+        "ignore_eos": "True",
+        "num_prompts": "6",
+        "max_concurrency": "1",
+        "percentile_metrics": "ttft,tpot,itl,e2el",
+        "metric_percentiles": "50,90,99",
+        "disable_tqdm": "True",
+    }
+
+
+def test_a_table_shows_the_median_as_p50_and_a_dash_for_what_a_run_did_not_print():
+    # A result as vllm_bench_serve keeps it (the concurrency it asked for first), of the run that printed no limit of its
+    # own; then a block cut right after its first line, which holds only the concurrency announced before it.
+    (default,) = parse_bench_serve(read("lab-0.32.0-default-metrics-no-max-concurrency.txt"))
+    lab = read("lab-0.32.0-module-argv-concurrency-1.txt").splitlines()
+    (cut,) = parse_bench_serve(lab[: next(index for index, line in enumerate(lab) if "Serving Benchmark Result" in line) + 1])
+    assert cut == {"complete": False, "max_concurrency": 1}
+    assert bench_table([{"concurrency": 4, "num_prompts": 4, **default}, cut]) == [
+        "concurrency  requests  req/s  output tok/s  TTFT mean / p50 / p99 ms  ITL mean / p50 / p99 ms",
+        "4            4         75.08  600.62        33.76 / 34.43 / 35.39     2.41 / 2.46 / 3.87",
+        "1            -         -      -             - / - / -                 - / - / -",
+    ]
+
+
+def test_a_table_of_runs_with_p50_rows_shows_them():
+    (run,) = parse_bench_serve(read("public/0.26.0-dgx-spark-gb10-reasoning-rate0.2-percentiles-e2el-fulllog.txt"))
+    assert bench_table([run])[1].split("  ")[-2:] == ["589.45 / 601.74 / 871.84", "147.53 / 149.87 / 184.90"]
+
+
+def without_rows(text: str, labels: tuple, rows: int) -> str:
+    """The real report with the rows of these labels cut out of a copy, whole lines and nothing else: still real text."""
+    lines = text.splitlines()
+    kept = [line for line in lines if not line.startswith(labels)]
+    assert len(lines) - len(kept) == rows
+    return "\n".join(kept)
+
+
+def test_a_report_that_lost_both_request_rows_counts_every_request_as_failed():
+    # The lab's wrong key with its `Successful requests:` and `Failed requests:` rows cut out: nothing says any was done.
+    lab = without_rows(read("lab-0.32.0-wrong-api-key.txt"), ("Successful requests:", "Failed requests:"), 2)
+    runs = parse_bench_serve(lab)
+    assert ("completed" in runs[0], "failed" in runs[0], runs[0]["complete"]) == (False, False, True)
+    assert run_problem(runs, 0, 1, 2, lab) == (
+        "vllm bench serve at concurrency 1: 2 of 2 requests failed: Error 0: Unauthorized | Error 1: Unauthorized. The server "
+        "refused the API key: the key the benchmark sends (vllm_serve_api_key, or the file vllm_serve_api_key_file) differs from "
+        "the one the server was started with."
+    )
+
+
+def test_at_most_three_error_lines_are_quoted():
+    # Two real lab reports of the wrong key one after the other, as a paste of two runs holds them: four `Error ` lines.
+    lab = read("lab-0.32.0-wrong-api-key.txt")
+    twice = lab + lab
+    assert run_problem(parse_bench_serve(twice), 0, 1, 2, twice) == (
+        "vllm bench serve at concurrency 1: 2 of 2 requests failed: Error 0: Unauthorized | Error 1: Unauthorized | Error 0: "
+        "Unauthorized. The server refused the API key: the key the benchmark sends (vllm_serve_api_key, or the file "
+        "vllm_serve_api_key_file) differs from the one the server was started with."
+    )
+
+
+def test_failed_requests_without_error_lines_point_at_the_servers_log():
+    ascend = read("public/unknown-ascend-npu-four-runs-c64-failed-requests-wrapper-noise.txt")
+    assert run_problem(parse_bench_serve(ascend)[:2], 0, 64, 128, ascend) == (
+        "vllm bench serve at concurrency 64: 63 of 128 requests failed. Read the server's log (docker logs on the head) for why."
+    )
+
+
+def test_a_run_that_printed_nothing_says_so():
+    assert run_problem([], 1, 2, 10, "") == (
+        "vllm bench serve at concurrency 2 printed no complete result (rc=1); its last lines: nothing. "
+        "A 401 means the API key differs from the server's; a connection refused, that the endpoint is down (status.yml)."
+    )
+
+
+def test_the_floor_is_met_by_a_throughput_equal_to_it_and_missed_below_it_with_the_reason():
+    results = [{"concurrency": 1, "output_throughput": 7.45}, {"concurrency": 4, "output_throughput": 27.86}]
+    assert floor_problem(results, 27.86) is None
+    assert floor_problem(results, 30) == (
+        "output token throughput 27.86 tok/s at concurrency 4 is below the floor of 30 tok/s: the server serves, but slower "
+        "than this deployment requires (a changed image, spec or recipe, or a node that throttles)."
+    )
+
+
+def test_a_result_without_its_output_throughput_row_is_below_any_floor():
+    # The lab's run at concurrency 1 with its `Output token throughput` row cut out: no throughput is no pass.
+    (run,) = parse_bench_serve(without_rows(read("lab-0.32.0-module-argv-concurrency-1.txt"), ("Output token throughput",), 1))
+    assert floor_problem([{"concurrency": 1, **run}], 0.5) == (
+        "output token throughput 0.00 tok/s at concurrency 1 is below the floor of 0.5 tok/s: the server serves, but slower "
+        "than this deployment requires (a changed image, spec or recipe, or a node that throttles)."
+    )

@@ -88,3 +88,15 @@ def test_a_kv_cache_too_small_names_the_length_that_fits(name, tokens):
     got = parsed(CORPUS / "public" / f"{name}.log")
     assert got["outcome"] == "kv_cache_insufficient"
     assert f"The KV cache holds at most {tokens} tokens: set --max-model-len {tokens} or lower" in got["error"]["hint"]
+
+
+@pytest.mark.parametrize("name", ["0.32.0-unsupported-architecture", "0.32.0-restart-after-failure", "0.32.0-engine-crash-head-dim-16"])
+def test_a_captured_log_cut_only_at_line_feeds_gives_the_facts_a_person_read(name):
+    # docker's raw stream, cut at "\n" alone: the carriage returns vLLM wrote stay in the lines (its banner's lines end
+    # with "\r\n", its progress bars redraw with "\r").
+    log = CORPUS / "lab" / f"{name}.log.gz"
+    raw = text(log).split("\n")
+    assert any(line.endswith("\r") for line in raw)
+    got = parse_vllm_log(raw)
+    got["error"] = {key: got["error"][key] for key in ("category", "line")} if got["error"] is not None else None
+    assert got == sidecar(log, "expected")

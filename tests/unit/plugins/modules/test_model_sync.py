@@ -3,17 +3,21 @@ then the module against this machine's real rsync and timeout(1) between two tem
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.sparkinfer.cluster.plugins.modules import model_sync
 
-from .module_harness import FakeCommands, ModuleFail, run_module
+from .module_harness import FakeCommands, ModuleFail, _exit_json, _fail_json, run_module
 
 FIXTURES = Path(__file__).parents[1] / "module_utils" / "fixtures" / "rsync"
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
@@ -137,6 +141,11 @@ def push(src: Path, dst: Path, rsh: str, **options: Any) -> dict[str, Any]:
     return run_module(model_sync.main, args, bin_paths={"rsync": RSYNC, "timeout": TIMEOUT})
 
 
+def argv_of(src: Path, dst: Path, *options: str, rsh: Path | str) -> list[str]:
+    """The real rsync command of a push of src to dst, as the module runs it (under timeout)."""
+    return [RSYNC, "-rt", "--copy-links", "--itemize-changes", *options, "-e", str(rsh), f"{src}/", f"sparkops@192.168.100.11:{dst}/"]
+
+
 def test_a_real_push_into_an_empty_directory_copies_every_file_and_finds_nothing_left(tmp_path):
     # The control of the next test: the same push, with nothing changing the copy, succeeds.
     src, dst = a_model(tmp_path)
@@ -158,6 +167,8 @@ def test_a_copy_that_still_differs_after_the_push_fails_naming_the_file(tmp_path
     assert failure.value.result["msg"] == f"sparkops@192.168.100.11:{dst}/ still differs from {src}/ after the copy: config.json"
     assert (failure.value.result["changed"], failure.value.result["sent"]) == (True, ["config.json", "model.safetensors", "sub/tokenizer.json"])
     assert count.read_text(encoding="utf-8") == "3\n"
+    # The command that failed is the last one, the second dry run.
+    assert failure.value.result["cmd"] == [TIMEOUT, "--kill-after=10", "3600", *argv_of(src, dst, "--dry-run", "--delete", rsh=tmp_path / "rsh")]
 
 
 def test_rsync_failing_fails_the_module_with_rsyncs_exit_status_and_message(tmp_path):
@@ -168,6 +179,7 @@ def test_rsync_failing_fails_the_module_with_rsyncs_exit_status_and_message(tmp_
     with pytest.raises(ModuleFail) as failure:
         push(missing, dst, remote_shell(tmp_path))
     assert failure.value.result["rc"] == 23
+    assert failure.value.result["cmd"] == [TIMEOUT, "--kill-after=10", "3600", *argv_of(missing, dst, "--dry-run", "--delete", rsh=tmp_path / "rsh")]
     assert failure.value.result["msg"].startswith(
         f'rsync to sparkops@192.168.100.11:{dst}/ failed with rc=23: rsync: [sender] change_dir "{missing}" failed: No such file or directory (2)\n'
     )
@@ -183,7 +195,127 @@ def test_an_rsync_run_past_the_timeout_is_stopped_and_named(tmp_path):
         push(src, dst, rsh, timeout=1)
     assert time.monotonic() - started < 10
     assert failure.value.result["rc"] == 124
+    assert failure.value.result["cmd"] == [TIMEOUT, "--kill-after=10", "1", *argv_of(src, dst, "--dry-run", "--delete", rsh=rsh)]
     assert failure.value.result["msg"] == (
         f"`{RSYNC} -rt --copy-links --itemize-changes --dry-run --delete -e {rsh} {src}/ sparkops@192.168.100.11:{dst}/`"
         " did not finish within 1 s and was stopped"
     )
+
+
+def test_delete_extra_deletes_what_only_the_other_node_holds(tmp_path):
+    src, dst = a_model(tmp_path)
+    (dst / "notes.txt").write_text("notes\n", encoding="utf-8")
+    result = push(src, dst, remote_shell(tmp_path), delete_extra=True)
+    assert (result["changed"], result["sent"], result["extra"], result["deleted"]) == (
+        True,
+        ["config.json", "model.safetensors", "sub/tokenizer.json"],
+        [],
+        ["notes.txt"],
+    )
+    assert sorted(path.name for path in dst.iterdir()) == ["config.json", "model.safetensors", "sub"]
+
+
+def test_a_file_sent_again_and_an_extra_file_back_after_a_deleting_copy_are_both_named(tmp_path):
+    # Right after the copy (the module's second rsync run) the receiving node appends a byte to its config.json and writes
+    # a notes.txt of its own: the second dry run finds one to send and one to delete.
+    src, dst = a_model(tmp_path)
+    count = tmp_path / "runs"
+    after = (
+        f"n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}; [ $n -eq 2 ] && printf x >> {dst}/config.json && echo notes > {dst}/notes.txt"
+    )
+    with pytest.raises(ModuleFail) as failure:
+        push(src, dst, remote_shell(tmp_path, after=after), delete_extra=True)
+    assert failure.value.result["msg"] == f"sparkops@192.168.100.11:{dst}/ still differs from {src}/ after the copy: config.json, notes.txt"
+    assert failure.value.result["cmd"] == [TIMEOUT, "--kill-after=10", "3600", *argv_of(src, dst, "--dry-run", "--delete", rsh=tmp_path / "rsh")]
+
+
+def test_the_extra_files_are_those_the_other_node_holds_after_the_copy(tmp_path):
+    # Right after the copy the receiving node writes a notes.txt of its own: not there before, there after.
+    src, dst = a_model(tmp_path)
+    count = tmp_path / "runs"
+    after = f"n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}; [ $n -eq 2 ] && echo notes > {dst}/notes.txt"
+    result = push(src, dst, remote_shell(tmp_path, after=after))
+    assert (result["changed"], result["sent"], result["extra"], result["deleted"]) == (
+        True,
+        ["config.json", "model.safetensors", "sub/tokenizer.json"],
+        ["notes.txt"],
+        [],
+    )
+
+
+def test_rsync_and_its_remote_shell_run_in_the_c_locale(tmp_path, monkeypatch):
+    # rsync's messages, which the module reads and quotes, are the untranslated ones whatever the node's locale.
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    src, dst = a_model(tmp_path)
+    seen = tmp_path / "locale"
+    push(src, dst, remote_shell(tmp_path, before=f'echo "$LC_ALL" >> {seen}'))
+    assert seen.read_text(encoding="utf-8") == "C\nC\nC\n"
+
+
+def test_check_mode_without_delete_extra_names_the_extra_files():
+    pushes = Pushes((DRY_RUN, "dry-run-with-a-changed-file-and-an-extra-file"))
+    result = run_module(model_sync.main, {**ARGS, "_ansible_check_mode": True}, pushes)
+    assert (result["changed"], result["sent"], result["extra"], result["deleted"]) == (True, ["config.json"], ["notes.txt"], [])
+
+
+def test_trailing_slashes_of_src_and_dest_make_the_same_command():
+    pushes = Pushes((DRY_RUN, "dry-run-of-an-equal-copy"))
+    result = run_module(model_sync.main, {**ARGS, "src": f"{MODEL}/", "dest": f"{MODEL}/"}, pushes)
+    assert result["cmd"] == list(DRY_RUN)
+
+
+def test_src_is_a_path_with_the_home_directory_expanded(monkeypatch):
+    monkeypatch.setenv("HOME", "/opt/sparkinfer")
+    pushes = Pushes((DRY_RUN, "dry-run-of-an-equal-copy"))
+    assert run_module(model_sync.main, {**ARGS, "src": "~/models/tiny-qwen3-moe"}, pushes)["cmd"] == list(DRY_RUN)
+
+
+def test_a_port_number_in_ssh_argv_is_a_word_of_the_ssh_command():
+    # YAML reads `ssh_argv: [ssh, -p, 2222]` with the port as a number.
+    dry_run = (*DRY_RUN[:10], "ssh -p 2222", *DRY_RUN[11:])
+    assert DRY_RUN[9:11] == ("-e", " ".join(SSH))
+    pushes = Pushes((dry_run, "dry-run-of-an-equal-copy"))
+    assert run_module(model_sync.main, {**ARGS, "ssh_argv": ["ssh", "-p", 2222]}, pushes)["changed"] is False
+
+
+@pytest.mark.parametrize("name", ["src", "dest_host", "dest_user", "ssh_argv"])
+def test_each_required_option_is_required(name):
+    pushes = Pushes()
+    with pytest.raises(ModuleFail) as failure:
+        run_module(model_sync.main, {key: value for key, value in ARGS.items() if key != name}, pushes)
+    assert failure.value.result["msg"] == f"missing required arguments: {name}"
+    assert pushes.calls == []
+
+
+@pytest.mark.parametrize(("present", "missing"), [("rsync", "timeout"), ("timeout", "rsync")])
+def test_a_node_without_rsync_or_timeout_fails_naming_it(tmp_path, monkeypatch, present, missing):
+    # This machine's real lookup (AnsibleModule.get_bin_path), on a PATH that holds only the other command.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / present).symlink_to(shutil.which(present) or present)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    patches = (mock.patch.object(basic.AnsibleModule, "exit_json", _exit_json), mock.patch.object(basic.AnsibleModule, "fail_json", _fail_json))
+    with patch_module_args(ARGS), patches[0], patches[1], pytest.raises(ModuleFail) as failure:
+        model_sync.main()
+    assert failure.value.result["msg"].startswith(f'Failed to find required executable "{missing}" in paths: {tmp_path / "bin"}')
+
+
+def test_only_the_trailing_slashes_are_taken_off_a_path_that_ends_in_another_character():
+    # A model directory named as MLX conversions are, ending in an X, given with a trailing slash.
+    model = "/opt/sparkinfer/models/Qwen3-4B-MLX"
+    dry_run = (*DRY_RUN[:11], f"{model}/", f"sparkops@192.168.100.11:{model}/")
+    pushes = Pushes((dry_run, "dry-run-of-an-equal-copy"))
+    assert run_module(model_sync.main, {**ARGS, "src": f"{model}/", "dest": f"{model}/"}, pushes)["cmd"] == list(dry_run)
+
+
+def test_the_result_reports_the_options_left_out_as_false(capsys):
+    # AnsibleModule's own exit_json: the result a playbook registers, with the options the module ran with.
+    pushes = Pushes((DRY_RUN, "dry-run-of-an-equal-copy"))
+    patches = (
+        mock.patch.object(basic.AnsibleModule, "get_bin_path", lambda _self, name, *_a, **_k: f"/usr/bin/{name}"),
+        mock.patch.object(basic.AnsibleModule, "run_command", lambda _self, args, **kwargs: pushes(args, **kwargs)),
+    )
+    with patch_module_args(ARGS), patches[0], patches[1], pytest.raises(SystemExit) as done:
+        model_sync.main()
+    assert done.value.code == 0
+    options = json.loads(capsys.readouterr().out)["invocation"]["module_args"]
+    assert (options["checksum"], options["delete_extra"], options["timeout"], options["dest"]) == (False, False, 3600, None)
