@@ -134,8 +134,9 @@ def _roce_findings(node: str, fabric: Mapping[str, Any], env: Mapping[str, str])
     if env.get("NCCL_IB_DISABLE", "1") == "1":
         return
     hcas = {hca["name"]: hca for hca in fabric.get("hcas", [])}
-    for name in filter(None, env.get("NCCL_IB_HCA", "").split(",")):
-        hca = hcas.get(name.split(":")[0])
+    named = [name.split(":")[0] for name in filter(None, env.get("NCCL_IB_HCA", "").split(","))]
+    for name in named:
+        hca = hcas.get(name)
         if hca is None:
             yield error("fabric", node, f"NCCL names an HCA this node lacks: {name}", f"HCAs: {', '.join(sorted(hcas))}", "run network.yml")
         elif hca.get("state") != "ACTIVE":
@@ -147,16 +148,24 @@ def _roce_findings(node: str, fabric: Mapping[str, Any], env: Mapping[str, str])
                 "check that the cable sits in the same port on both nodes and that the peer is powered on",
             )
     pinned = env.get("NCCL_IB_GID_INDEX")
-    if pinned is not None:
-        indices = {str(gid["index"]) for hca in fabric.get("hcas", []) for gid in hca.get("roce_v2_ipv4_gids") or []}
-        if pinned not in indices:
-            yield error(
-                "fabric",
-                node,
-                "the pinned GID index is no RoCE v2 IPv4 GID now",
-                f"NCCL_IB_GID_INDEX={pinned}, RoCE v2 IPv4 GIDs at {', '.join(sorted(indices)) or 'no index'}",
-                "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
-            )
+    if pinned is None:
+        return
+    # NCCL uses the pinned index on every HCA it uses (those NCCL_IB_HCA names, else every active one): an HCA whose
+    # RoCE v2 IPv4 GID sits elsewhere fails alone (ibv_modify_qp, errno 61), whatever its twin holds.
+    used = [hcas[name] for name in dict.fromkeys(named) if name in hcas] if named else list(hcas.values())
+    lacking = {}
+    for hca in used:
+        indices = [str(gid["index"]) for gid in hca.get("roce_v2_ipv4_gids") or []]
+        if hca.get("state") == "ACTIVE" and pinned not in indices:
+            lacking[hca["name"]] = ", ".join(indices) or "no index"
+    if lacking:
+        yield error(
+            "fabric",
+            node,
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            f"NCCL_IB_GID_INDEX={pinned}, RoCE v2 IPv4 GIDs at " + "; ".join(f"{indices} on {name}" for name, indices in lacking.items()),
+            "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
+        )
 
 
 def _reading_of(node: str, nodes: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

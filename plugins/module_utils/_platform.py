@@ -167,7 +167,8 @@ def _branch_row(number: int) -> Row:
 
 def _not_accepted(platform: Platform) -> str:
     number = branch(platform.driver_version)
-    known = f" The {number} branch: {BRANCHES[number][1]}." if number in BRANCHES else " No public report runs this branch on a GB10."
+    # No closing period: fix_sentence() ends the sentence, as it does every row's.
+    known = f" The {number} branch: {BRANCHES[number][1]}" if number in BRANCHES else " No public report runs this branch on a GB10"
     return f"{_driver(platform)}: its branch is not in gb10_host_supported_driver_branches ({', '.join(platform.accepted_branches) or 'empty'}).{known}"
 
 

@@ -43,8 +43,11 @@ options:
     type: path
     required: true
   dest:
-    description: The directory on the other node; O(src) when not given.
-    type: path
+    description:
+      - The directory on the other node; O(src) when not given.
+      - Taken as written, as a path of the other node; this node expands no C(~) or environment variable in it, as
+        those would name this node's home and values.
+    type: str
   dest_host:
     description: The other node's address, as O(ssh_argv) reaches it.
     type: str
@@ -187,7 +190,7 @@ def main(clock: Callable[[], float] = time.monotonic) -> None:
     module = AnsibleModule(
         argument_spec={
             "src": {"type": "path", "required": True},
-            "dest": {"type": "path"},
+            "dest": {"type": "str"},
             "dest_host": {"type": "str", "required": True},
             "dest_user": {"type": "str", "required": True},
             "ssh_argv": {"type": "list", "elements": "str", "required": True},

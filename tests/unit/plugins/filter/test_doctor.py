@@ -21,6 +21,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.sparkinfer.cluster.plugins.filter.doctor import doctor_api_reading, doctor_findings
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._doctor import docker_time
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fabric import SysfsReader, fabric_facts
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import parse_smi_banner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 HEAD, WORKER = "e2e-spark-1", "e2e-spark-2"
@@ -657,7 +659,7 @@ def roce(hcas: list[dict], **env) -> list[dict]:
             [SPARK_HCA],
             {"NCCL_IB_HCA": "rocep1s0f1", "NCCL_IB_GID_INDEX": "4"},
             "the pinned GID index is no RoCE v2 IPv4 GID now",
-            "NCCL_IB_GID_INDEX=4, RoCE v2 IPv4 GIDs at 3",
+            "NCCL_IB_GID_INDEX=4, RoCE v2 IPv4 GIDs at 3 on rocep1s0f1",
             "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
         ),
         # The HCA lost its RoCE v2 IPv4 GIDs (its interface lost its address).
@@ -665,7 +667,7 @@ def roce(hcas: list[dict], **env) -> list[dict]:
             [{**SPARK_HCA, "roce_v2_ipv4_gids": []}],
             {"NCCL_IB_HCA": "rocep1s0f1", "NCCL_IB_GID_INDEX": "3"},
             "the pinned GID index is no RoCE v2 IPv4 GID now",
-            "NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at no index",
+            "NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at no index on rocep1s0f1",
             "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
         ),
     ],
@@ -946,3 +948,188 @@ def test_a_models_answer_that_is_no_json_object_lists_no_model():
     answers = api_answers("ok")
     answers[1]["json"] = ["tiny-qwen3-moe"]
     assert doctor_api_reading(answers)["models"] == []
+
+
+def test_a_pinned_index_one_twin_lacks_is_named_with_that_twin_though_the_other_holds_it():
+    # The drift of tonyd2wild's issue #38: roceP2p1s0f1's RoCE v2 IPv4 GID moved to 5, rocep1s0f1's stayed at 3. NCCL
+    # uses the pinned 3 on both HCAs, and the one whose 3 is a hole fails alone.
+    drifted = {**SPARK_TWIN, "roce_v2_ipv4_gids": [{"index": 5, "address": "192.168.101.10"}]}
+    assert roce([SPARK_HCA, drifted], NCCL_IB_DISABLE="0", NCCL_IB_HCA="rocep1s0f1,roceP2p1s0f1", NCCL_IB_GID_INDEX="3") == [
+        finding(
+            "error",
+            "fabric",
+            WORKER,
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            "NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at 5 on roceP2p1s0f1",
+            "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml",
+        )
+    ]
+    # Pinned where both hold it: fine.
+    both = {**SPARK_TWIN, "roce_v2_ipv4_gids": [{"index": 3, "address": "192.168.101.10"}, {"index": 5, "address": "192.168.101.10"}]}
+    fine = roce([SPARK_HCA, both], NCCL_IB_DISABLE="0", NCCL_IB_HCA="rocep1s0f1,roceP2p1s0f1", NCCL_IB_GID_INDEX="3")
+    assert [(entry["severity"], entry["what"]) for entry in fine] == [("ok", "fabric")]
+
+
+def test_without_nccl_ib_hca_a_pinned_index_is_judged_on_every_active_hca_and_a_down_one_is_left_out():
+    down_twin = {**SPARK_TWIN, "state": "DOWN", "phys_state": "Disabled", "roce_v2_ipv4_gids": []}
+    fine = roce([SPARK_HCA, down_twin], NCCL_IB_DISABLE="0", NCCL_IB_GID_INDEX="3")
+    assert [(entry["severity"], entry["what"]) for entry in fine] == [("ok", "fabric")]
+    lacking = roce([SPARK_HCA, {**down_twin, "state": "ACTIVE"}], NCCL_IB_DISABLE="0", NCCL_IB_GID_INDEX="3")
+    assert [entry["evidence"] for entry in lacking] == ["NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at no index on roceP2p1s0f1"]
+
+
+# ------------------------------------------------------------------ the RoCE rules on a real Spark's GID table
+#
+# show_gids on nvidia-spark-dgx-04, one of four DGX Sparks behind a switch (fixtures/fabric/SOURCES.md), transcribed
+# row by row into the sysfs files show_gids reads (gids/N the GID, gid_attrs/types/N "IB/RoCE v1" for v1 and "RoCE v2"
+# for v2, gid_attrs/ndevs/N the netdev), then read by fabric_facts' reader as the doctor's nccl_network reads a node.
+FABRIC = FIXTURES.parents[2] / "module_utils" / "fixtures" / "fabric"
+GB10 = FIXTURES.parents[2] / "module_utils" / "fixtures" / "gb10"
+SHOW_GIDS = FABRIC / "show-gids-dgx-spark-4-node-switch-dgx-04.txt"
+# (HCA, port, index, GID, VER, netdev). The listing's first row reads "ocep1s0f0": it lost its "r" in the paste (its GID
+# and netdev are rocep1s0f0's, and show_gids lists a device's indices in order from 0).
+DGX04_GIDS = [
+    ("rocep1s0f0", 1, 0, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6531", "v1", "enp1s0f0np0"),
+    ("rocep1s0f0", 1, 1, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6531", "v2", "enp1s0f0np0"),
+    ("rocep1s0f0", 1, 2, "0000:0000:0000:0000:0000:ffff:c0a8:640d", "v1", "enp1s0f0np0"),
+    ("rocep1s0f0", 1, 3, "0000:0000:0000:0000:0000:ffff:c0a8:640d", "v2", "enp1s0f0np0"),
+    ("rocep1s0f1", 1, 0, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6532", "v1", "enp1s0f1np1"),
+    ("rocep1s0f1", 1, 1, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6532", "v2", "enp1s0f1np1"),
+    ("roceP2p1s0f0", 1, 0, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6535", "v1", "enP2p1s0f0np0"),
+    ("roceP2p1s0f0", 1, 1, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6535", "v2", "enP2p1s0f0np0"),
+    ("roceP2p1s0f0", 1, 2, "0000:0000:0000:0000:0000:ffff:c0a8:650d", "v1", "enP2p1s0f0np0"),
+    ("roceP2p1s0f0", 1, 3, "0000:0000:0000:0000:0000:ffff:c0a8:650d", "v2", "enP2p1s0f0np0"),
+    ("roceP2p1s0f1", 1, 0, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6536", "v1", "enP2p1s0f1np1"),
+    ("roceP2p1s0f1", 1, 1, "fe80:0000:0000:0000:4ebb:47ff:fe2a:6536", "v2", "enP2p1s0f1np1"),
+]
+# show_gids prints the part of gid_attrs/types/N from its "v" on (`grep -o "[Vv].*"`).
+GID_TYPES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
+# The listing has no port state; the same source's RDMA check reports every port PORT_ACTIVE.
+ACTIVE = "4: ACTIVE"
+
+
+def test_the_transcription_holds_every_row_of_the_real_listing():
+    lines = SHOW_GIDS.read_text(encoding="utf-8").splitlines()
+    assert lines[0].split() == ["DEV", "PORT", "INDEX", "GID", "IPv4", "VER", "DEV"]
+    assert lines[-1] == "n_gids_found=12"
+    rows = [line.split() for line in lines[2:-1]]
+    # A row with an IPv4-mapped GID has the IPv4 column: it is derived from the GID, and left out of the transcription.
+    listed = [(dev, int(port), int(index), gid, ver, netdev) for dev, port, index, gid, *_ipv4, ver, netdev in rows]
+    assert [row[4] for row in rows if len(row) == 7] == ["192.168.100.13", "192.168.100.13", "192.168.101.13", "192.168.101.13"]
+    assert listed[0][0] == "ocep1s0f0"
+    assert [("rocep1s0f0", *row[1:]) if row[0] == "ocep1s0f0" else row for row in listed] == DGX04_GIDS
+
+
+def dgx04_hcas(root: Path, rows: tuple[tuple[str, int, int, str, str, str], ...] | None = None) -> list[dict]:
+    """fabric_facts' HCAs of the transcribed table (or of these rows), as the doctor's reading holds them."""
+    for hca, port, index, gid, ver, netdev in DGX04_GIDS if rows is None else rows:
+        base = root / "class" / "infiniband" / hca / "ports" / str(port)
+        for relative, text in ((f"gids/{index}", gid), (f"gid_attrs/types/{index}", GID_TYPES[ver]), (f"gid_attrs/ndevs/{index}", netdev), ("state", ACTIVE)):
+            (base / relative).parent.mkdir(parents=True, exist_ok=True)
+            (base / relative).write_text(f"{text}\n", encoding="ascii")
+    (root / "class" / "net").mkdir(parents=True)
+    return fabric_facts(SysfsReader(str(root)).read())["hcas"]
+
+
+def test_the_reader_finds_the_roce_v2_ipv4_gids_of_the_real_table(tmp_path):
+    hcas = {hca["name"]: hca for hca in dgx04_hcas(tmp_path)}
+    # Read off the listing: the v2 rows whose GID maps an IPv4 address.
+    assert {name: hca["roce_v2_ipv4_gids"] for name, hca in hcas.items()} == {
+        "rocep1s0f0": [{"index": 3, "address": "192.168.100.13"}],
+        "rocep1s0f1": [],
+        "roceP2p1s0f0": [{"index": 3, "address": "192.168.101.13"}],
+        "roceP2p1s0f1": [],
+    }
+    assert {name: (hca["netdev"], hca["state"]) for name, hca in hcas.items()} == {
+        "rocep1s0f0": ("enp1s0f0np0", "ACTIVE"),
+        "rocep1s0f1": ("enp1s0f1np1", "ACTIVE"),
+        "roceP2p1s0f0": ("enP2p1s0f0np0", "ACTIVE"),
+        "roceP2p1s0f1": ("enP2p1s0f1np1", "ACTIVE"),
+    }
+
+
+ADDRESSED_TWINS = "rocep1s0f0,roceP2p1s0f0"
+FIX_GID = "unset nccl_network_ib_gid_index (NCCL picks each HCA's GID itself; indices drift) and run network.yml"
+
+
+def test_index_3_of_the_real_table_is_the_roce_v2_ipv4_gid_of_both_addressed_twins(tmp_path):
+    found = roce(dgx04_hcas(tmp_path), NCCL_IB_DISABLE="0", NCCL_IB_HCA=ADDRESSED_TWINS, NCCL_IB_GID_INDEX="3")
+    assert [(entry["severity"], entry["what"]) for entry in found] == [("ok", "fabric")]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        # 2: the IPv4 address's RoCE v1 entry.
+        "2",
+        # 1: RoCE v2, but the fe80 link-local (IPv6) GID.
+        "1",
+        # 0: the link-local GID's RoCE v1 entry.
+        "0",
+    ],
+)
+def test_an_index_of_the_real_table_that_is_roce_v1_or_ipv6_is_an_error_naming_where_the_gids_are(tmp_path, index):
+    found = roce(dgx04_hcas(tmp_path), NCCL_IB_DISABLE="0", NCCL_IB_HCA=ADDRESSED_TWINS, NCCL_IB_GID_INDEX=index)
+    assert found == [
+        finding(
+            "error",
+            "fabric",
+            WORKER,
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            f"NCCL_IB_GID_INDEX={index}, RoCE v2 IPv4 GIDs at 3 on rocep1s0f0; 3 on roceP2p1s0f0",
+            FIX_GID,
+        )
+    ]
+
+
+def test_index_3_of_the_real_table_is_an_error_on_an_hca_whose_netdev_has_no_address(tmp_path):
+    # rocep1s0f1 holds link-local GIDs only: NCCL's pinned index 3 is a hole there, though rocep1s0f0 holds it.
+    found = roce(dgx04_hcas(tmp_path), NCCL_IB_DISABLE="0", NCCL_IB_HCA="rocep1s0f0,rocep1s0f1", NCCL_IB_GID_INDEX="3")
+    assert found == [
+        finding(
+            "error",
+            "fabric",
+            WORKER,
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            "NCCL_IB_GID_INDEX=3, RoCE v2 IPv4 GIDs at no index on rocep1s0f1",
+            FIX_GID,
+        )
+    ]
+
+
+def test_an_hca_with_two_addresses_but_not_the_pinned_index_is_named_with_both_of_its_indices(tmp_path):
+    # The real table with a second address on enp1s0f0np0 (192.168.100.14), which the listing does not have: the kernel
+    # adds GIDs for each IPv4 address of the netdev (roce_gid_mgmt.c: enum_netdev_ipv4_ips, inetaddr_event), a RoCE v1
+    # and a RoCE v2 one as the listing shows for the first address (2 and 3); here at the next indices, 4 and 5.
+    second = "0000:0000:0000:0000:0000:ffff:c0a8:640e"
+    rows = (*DGX04_GIDS, ("rocep1s0f0", 1, 4, second, "v1", "enp1s0f0np0"), ("rocep1s0f0", 1, 5, second, "v2", "enp1s0f0np0"))
+    hcas = dgx04_hcas(tmp_path, rows)
+    assert next(hca for hca in hcas if hca["name"] == "rocep1s0f0")["roce_v2_ipv4_gids"] == [
+        {"index": 3, "address": "192.168.100.13"},
+        {"index": 5, "address": "192.168.100.14"},
+    ]
+    found = roce(hcas, NCCL_IB_DISABLE="0", NCCL_IB_HCA=ADDRESSED_TWINS, NCCL_IB_GID_INDEX="2")
+    assert found == [
+        finding(
+            "error",
+            "fabric",
+            WORKER,
+            "the pinned GID index is no RoCE v2 IPv4 GID now",
+            "NCCL_IB_GID_INDEX=2, RoCE v2 IPv4 GIDs at 3, 5 on rocep1s0f0; 3 on roceP2p1s0f0",
+            FIX_GID,
+        )
+    ]
+    # Pinned at 5, the second address's: rocep1s0f0 holds it, roceP2p1s0f0 does not.
+    found = roce(hcas, NCCL_IB_DISABLE="0", NCCL_IB_HCA=ADDRESSED_TWINS, NCCL_IB_GID_INDEX="5")
+    assert [entry["evidence"] for entry in found] == ["NCCL_IB_GID_INDEX=5, RoCE v2 IPv4 GIDs at 3 on roceP2p1s0f0"]
+
+
+def test_the_doctor_refuses_a_real_590_driver_with_the_fields_report_and_its_source():
+    # Driver 590.48.01's plain nvidia-smi (an RTX A400's: no 590 output of a Spark is public; fixtures/gb10/SOURCES.md).
+    banner = parse_smi_banner((GB10 / "nvidia-smi-590.48.01-plain-rtx-a400-x86_64.txt").read_text(encoding="utf-8"))
+    refused = only(judged(worker__host__driver_version=banner.driver_version))
+    assert (refused["severity"], refused["area"], refused["node"], refused["what"]) == ("error", "host", WORKER, "driver branch not accepted")
+    assert refused["evidence"] == (
+        "NVIDIA driver 590.48.01: its branch is not in gb10_host_supported_driver_branches (580). The 590 branch: its full CUDA graphs "
+        f"deadlock or crash in capture on GB10 unified memory; piecewise CUDA graphs run (source: {DEEPOPS})"
+    )

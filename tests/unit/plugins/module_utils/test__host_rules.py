@@ -7,10 +7,12 @@ fact, as a fault would.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._gb10 import disk_space, driver_branch, parse_meminfo, parse_nvrm_version, parse_smi_banner
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._host_rules import HostRuleError, findings_message, host_findings
 
 READINGS = Path(__file__).parents[1] / "filter" / "fixtures" / "doctor"
@@ -260,5 +262,186 @@ def test_the_findings_of_one_severity_are_one_message_in_the_tables_order():
         "for 100 GiB. Fix: stop what else holds memory (other containers, a desktop session: `sudo systemctl isolate multi-user.target`), "
         "spread the model over more nodes, or lower gb10_host_required_memory_available_gib if the plan allows. "
         "spark-2: too little disk free: 58.9 GiB free at /opt/sparkinfer/models; gb10_host_required_disk_free_gib asks for 100 GiB. "
+        "Fix: free space there (old models, `docker image prune`), or point gb10_host_model_dir at a larger filesystem."
+    )
+
+
+# ------------------------------------------------------------------ the rules on real outputs, as the parsers read them
+#
+# The worker's reading with the facts gb10_facts reads from each output replaced by what the collection's parsers make
+# of a real one (fixtures/gb10/SOURCES.md), mapped as gb10_facts maps them: the driver from plain nvidia-smi's banner,
+# the kernel modules from /proc/driver/nvidia/version, the memory from /proc/meminfo, the disk from statfs(2)'s
+# f_frsize, f_blocks and f_bavail (what `stat -f` prints as Fundamental block size, Blocks Total and Available). The
+# findings each test expects were read off the outputs by hand.
+
+GB10 = Path(__file__).parent / "fixtures" / "gb10"
+
+
+def output(name: str) -> str:
+    return (GB10 / name).read_text(encoding="utf-8")
+
+
+def smi_facts(name: str) -> dict:
+    banner = parse_smi_banner(output(name))
+    return {"driver_version": banner.driver_version, "driver_branch": driver_branch(banner.driver_version), "cuda_version": banner.cuda_version}
+
+
+def meminfo_facts(name: str) -> dict:
+    values = parse_meminfo(output(name))
+    return {
+        "memory_total_kib": values["MemTotal"],
+        "memory_available_kib": values["MemAvailable"],
+        "memory_free_kib": values["MemFree"],
+        "memory_cached_kib": values["Cached"],
+        "memory_cma_total_kib": values.get("CmaTotal"),
+        "memory_cma_free_kib": values.get("CmaFree"),
+    }
+
+
+def statfs_facts(name: str, checked: str) -> dict:
+    """The disk facts of `stat -f PATH`'s output: statfs(2)'s fields as it prints them."""
+    text = output(name)
+    frsize = re.search(r"Fundamental block size: (\d+)", text)
+    blocks = re.search(r"Blocks: Total: (\d+)\s+Free: \d+\s+Available: (\d+)", text)
+    assert frsize and blocks, f"{name} is no `stat -f` output"
+    free, total = disk_space(int(frsize.group(1)), int(blocks.group(1)), int(blocks.group(2)))
+    return {"disk_path_checked": checked, "disk_free_bytes": free, "disk_total_bytes": total}
+
+
+# A DGX Spark's plain nvidia-smi (driver 580.173.02) and /proc/driver/nvidia/version (open modules, 580.142).
+SPARK_580 = "nvidia-smi-580.173.02-plain.txt"
+SPARK_580_DESKTOP = "nvidia-smi-580.95.05-plain-desktop.txt"
+SPARK_OPEN_MODULES = "nvrm-version-580.142-open-aarch64-gb10.txt"
+# Driver 590.48.01 on an RTX A400 (x86_64): no 590 output of a Spark is public.
+RTX_590 = "nvidia-smi-590.48.01-plain-rtx-a400-x86_64.txt"
+# NVIDIA's proprietary kernel module 384.98 (x86_64).
+PROPRIETARY_384 = "nvrm-version-384.98-proprietary-x86_64.txt"
+# The lines of a Spark's /proc/meminfo read with no runner up, its page cache full (MemTotal 127600816 kB, MemFree
+# 3139656 kB, MemAvailable 40174336 kB, Cached 37694160 kB: 121.7, 3.0, 38.3 and 35.9 GiB).
+SPARK_MEMINFO = "meminfo-gb10-lines-after-runner-stop.txt"
+# `stat -f /` on the lab machine: fundamental block size 4096, 66053021 blocks, 15616459 available to users (59.6 GiB of
+# 252.0 GiB; 55071752 free counting root's reserve, 210.1 GiB).
+LAB_STATFS = "stat-f-root-lab-host.txt"
+DEEPOPS_580 = "NVIDIA/deepops roles/nvidia-dgx/vars/ubuntu-24.04.yml @ 03e19e9582852da024edc88e8345baec79377155 (DGX Spark: nvidia-driver-580-open)"
+
+
+def test_the_parsers_read_the_driver_and_the_kernel_modules_off_the_real_outputs():
+    assert smi_facts(SPARK_580) == {"driver_version": "580.173.02", "driver_branch": "580", "cuda_version": "13.0"}
+    assert smi_facts(RTX_590) == {"driver_version": "590.48.01", "driver_branch": "590", "cuda_version": "13.1"}
+    assert parse_nvrm_version(output(SPARK_OPEN_MODULES)) == ("open", "580.142")
+    assert parse_nvrm_version(output(PROPRIETARY_384)) == ("proprietary", "384.98")
+
+
+@pytest.mark.parametrize(("banner", "driver"), [(SPARK_580, "580.173.02"), (SPARK_580_DESKTOP, "580.95.05")])
+def test_a_real_spark_driver_of_the_580_branch_with_open_modules_passes_with_its_source(banner, driver):
+    reading = worker(**smi_facts(banner), kernel_module=parse_nvrm_version(output(SPARK_OPEN_MODULES))[0])
+    assert flagged(reading, "preflight") == []
+    branch = next(finding for finding in host_findings(reading, "doctor") if finding["what"] == "driver branch 580")
+    assert branch == {
+        "severity": "ok",
+        "what": "driver branch 580",
+        "evidence": f"NVIDIA driver {driver}: the branch DGX OS ships for the Spark",
+        "fix": "",
+        "source": DEEPOPS_580,
+    }
+
+
+def test_a_real_590_driver_is_refused_by_default_with_what_590_does_on_gb10():
+    assert refusal(worker(**smi_facts(RTX_590))) == (
+        "spark-2: driver branch not accepted: NVIDIA driver 590.48.01: its branch is not in gb10_host_supported_driver_branches (580). "
+        "The 590 branch: its full CUDA graphs deadlock or crash in capture on GB10 unified memory; piecewise CUDA graphs run. "
+        "Fix: install a 580.x driver (sudo apt install nvidia-driver-580-open (the driver DGX OS ships), then reboot), or add the branch "
+        f"to gb10_host_supported_driver_branches. (Source: {DEEPOPS_580}.)"
+    )
+
+
+def test_a_real_590_driver_the_inventory_accepts_is_warned_of_with_the_piecewise_fix():
+    reading = worker(**smi_facts(RTX_590), supported_driver_branches=["580", "590"])
+    assert flagged(reading, "preflight") == [("warning", "driver branch 590")]
+    warned = findings_message("spark-2", host_findings(reading, "doctor"), "warning")
+    assert warned.startswith(
+        "spark-2: driver branch 590: NVIDIA driver 590.48.01: its full CUDA graphs deadlock or crash in capture on GB10 unified memory; "
+        "piecewise CUDA graphs run. Fix: install a 580.x driver (nvidia-driver-580-open); on 590 serve with vllm_serve_extra_args: "
+        '[--compilation-config, \'{"cudagraph_mode": "piecewise"}\']. (Source: eugr/spark-vllm-docker README.md'
+    )
+
+
+def test_real_proprietary_modules_of_a_branch_no_one_runs_on_gb10_are_refused_and_warned_of():
+    # The version file names the driver too: its kernel module's version is the driver's.
+    flavour, version = parse_nvrm_version(output(PROPRIETARY_384))
+    reading = worker(kernel_module=flavour, driver_version=version, driver_branch=driver_branch(version))
+    assert flagged(reading, "preflight") == [("error", "driver branch not accepted"), ("warning", "proprietary kernel modules")]
+    assert refusal(reading) == (
+        "spark-2: driver branch not accepted: NVIDIA driver 384.98: its branch is not in gb10_host_supported_driver_branches (580). "
+        "No public report runs this branch on a GB10. Fix: install a 580.x driver (sudo apt install nvidia-driver-580-open (the driver "
+        f"DGX OS ships), then reboot), or add the branch to gb10_host_supported_driver_branches. (Source: {DEEPOPS_580}.)"
+    )
+    assert findings_message("spark-2", host_findings(reading, "preflight"), "warning").startswith(
+        "spark-2: proprietary kernel modules: NVIDIA driver 384.98 runs NVIDIA's proprietary kernel modules: NVIDIA supports Blackwell "
+        "with the open ones only, and 580.173.02's proprietary modules do not bring up the GB10. Fix: install the open kernel modules "
+        "before the next driver update"
+    )
+    # nvidia-smi lists no GPU under those modules (as 580.173.02's proprietary ones left a GB10): three refusals.
+    assert flagged({**reading, "gpus": []}, "preflight") == [
+        ("error", "no GPU visible"),
+        ("error", "proprietary kernel modules, no GPU"),
+        ("error", "driver branch not accepted"),
+    ]
+
+
+def test_a_real_spark_meminfo_is_read_and_reported_as_the_kernel_printed_it():
+    reading = worker(**meminfo_facts(SPARK_MEMINFO))
+    assert (reading["memory_cma_total_kib"], reading["memory_cma_free_kib"]) == (131072, 69320)
+    memory = [finding for finding in host_findings(reading, "doctor") if finding["what"] == "memory"]
+    assert memory == [
+        {"severity": "ok", "what": "memory", "evidence": "38.3 GiB available, 3.0 GiB free, page cache 35.9 GiB, no swap", "fix": "", "source": ""}
+    ]
+
+
+def test_a_real_spark_meminfo_under_the_doctors_floor_beside_a_running_server_is_warned_of():
+    reading = worker(**meminfo_facts(SPARK_MEMINFO), rank_running=True)
+    # 38.3 GiB available: above a floor of 38 GiB, under one of 39.
+    assert flagged({**reading, "memory_available_min_gib": 38}, "doctor") == []
+    assert doctor_message({**reading, "memory_available_min_gib": 39}, "warning") == (
+        "spark-2: memory nearly exhausted beside the running server: 38.3 GiB available, 3.0 GiB free, page cache 35.9 GiB, no swap; "
+        "under 39 GiB (gb10_host_doctor_memory_available_min_gib). Fix: stop what else holds memory (other containers, a desktop "
+        "session: `sudo systemctl isolate multi-user.target`), or lower --gpu-memory-utilization."
+    )
+
+
+def test_a_real_spark_meminfo_whose_page_cache_holds_the_launchs_memory_is_to_be_dropped():
+    # 3.0 GiB free, 38.3 GiB available: a launch asking 20 GiB fails vLLM's start-up check until the cache is dropped.
+    reading = worker(**meminfo_facts(SPARK_MEMINFO), rank_running=False, required_memory_available_gib=20)
+    assert doctor_message(reading, "error") == (
+        "spark-2: too little free memory for the next launch: 38.3 GiB available, 3.0 GiB free, page cache 35.9 GiB, no swap; "
+        "gb10_host_required_memory_available_gib asks for 20 GiB. Fix: drop the page cache before the launch "
+        "(gb10_host_drop_page_cache: true, or `sudo sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'`)."
+    )
+    # Asking more than is available: dropping the cache is not enough.
+    assert "spread the model over more nodes" in doctor_message({**reading, "required_memory_available_gib": 40}, "error")
+    # The preflight judges available memory only: 38 GiB pass, 39 do not.
+    assert flagged({**reading, "required_memory_available_gib": 38}, "preflight") == []
+    assert refusal({**reading, "required_memory_available_gib": 39}).startswith(
+        "spark-2: too little memory available: 38.3 GiB available (MemAvailable, of 121.7 GiB); gb10_host_required_memory_available_gib asks for 39 GiB."
+    )
+
+
+def test_the_kho_rule_finds_no_scratch_area_in_a_real_spark_meminfo():
+    # CmaFree 69320 kB is under CmaTotal 131072 kB: no kexec-handover scratch area, on a 7.0 kernel too.
+    reading = worker(**meminfo_facts(SPARK_MEMINFO), kernel_release="7.0.0-1019-nvidia")
+    assert flagged(reading, "preflight") == []
+
+
+def test_the_disk_a_real_statfs_gives_users_is_what_the_floors_judge_not_roots_reserve():
+    reading = worker(**statfs_facts(LAB_STATFS, "/"))
+    assert (reading["disk_free_bytes"], reading["disk_total_bytes"]) == (15616459 * 4096, 66053021 * 4096)
+    # 59.6 GiB available to users (210.1 GiB free counting root's reserve): above a floor of 59 GiB, under one of 60.
+    assert flagged({**reading, "disk_free_min_gib": 59}, "doctor") == []
+    assert doctor_message({**reading, "disk_free_min_gib": 60}, "warning") == (
+        "spark-2: little disk free: 59.6 GiB free at /, under 60 GiB (gb10_host_doctor_disk_free_min_gib). "
+        "Fix: remove old models and images (`docker image prune`)."
+    )
+    assert refusal({**reading, "required_disk_free_gib": 100}) == (
+        "spark-2: too little disk free: 59.6 GiB free at /; gb10_host_required_disk_free_gib asks for 100 GiB. "
         "Fix: free space there (old models, `docker image prune`), or point gb10_host_model_dir at a larger filesystem."
     )

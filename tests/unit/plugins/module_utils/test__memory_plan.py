@@ -432,6 +432,13 @@ def test_the_floor_may_be_a_utilization_of_1():
     assert plan_memory(94.5 * GIB, [round_node()], 0.5, startup_free_gib=None)["min_gpu_memory_utilization"] == 1.0
 
 
+def test_no_floor_above_1_is_offered_for_a_need_a_byte_under_the_total():
+    # 95 GiB less a byte of weights + 5 of reserve: a byte under the 100 GiB. The rounding takes a need within 1e-11 of a
+    # step as on it, so the floor would be 1.01; a utilization above 1 is never offered (plan_memory refuses one).
+    plan = plan_memory(95 * GIB - 1, [round_node()], 0.5, startup_free_gib=None)
+    assert plan["min_gpu_memory_utilization"] is None
+
+
 def test_nodes_short_of_mem_available_need_more_of_them():
     # Two Sparks with 60 GiB available each: 60 - 55.41 - 5 < 0, so not even both; three like them would hold it.
     nodes = [spark("spark-1", available_kib=60 * 1024 * 1024), spark("spark-2", available_kib=60 * 1024 * 1024)]

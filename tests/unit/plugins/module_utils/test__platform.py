@@ -74,11 +74,11 @@ def test_a_refused_branch_says_what_the_field_reports_of_it_and_the_fix():
     (row,) = judge(platform_of({"driver_version": "590.48.01"}, accepted_branches=ACCEPTED), ["driver"])
     assert row["what"] == (
         "NVIDIA driver 590.48.01: its branch is not in gb10_host_supported_driver_branches (580). The 590 branch: its full CUDA "
-        "graphs deadlock or crash in capture on GB10 unified memory; piecewise CUDA graphs run."
+        "graphs deadlock or crash in capture on GB10 unified memory; piecewise CUDA graphs run"
     )
     assert row["fix"].startswith("install a 580.x driver (sudo apt install nvidia-driver-580-open")
     (unknown,) = judge(platform_of({"driver_version": "575.57.08"}, accepted_branches=ACCEPTED), ["driver"])
-    assert unknown["what"].endswith("(580). No public report runs this branch on a GB10.")
+    assert unknown["what"].endswith("(580). No public report runs this branch on a GB10")
 
 
 def test_the_590_warning_gives_piecewise_graphs_as_the_fix():

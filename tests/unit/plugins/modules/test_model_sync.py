@@ -270,6 +270,15 @@ def test_src_is_a_path_with_the_home_directory_expanded(monkeypatch):
     assert run_module(model_sync.main, {**ARGS, "src": "~/models/tiny-qwen3-moe"}, pushes)["cmd"] == list(DRY_RUN)
 
 
+@pytest.mark.parametrize("dest", ["~/models/tiny-qwen3-moe", "$HOME/models/tiny-qwen3-moe"])
+def test_dest_is_the_other_nodes_path_and_reaches_rsync_as_written(monkeypatch, dest):
+    # This node's HOME is not the other node's: expanding ~ or $HOME here would name /opt/sparkinfer over there.
+    monkeypatch.setenv("HOME", "/opt/sparkinfer")
+    dry_run = (*DRY_RUN[:-1], f"sparkops@192.168.100.11:{dest}/")
+    pushes = Pushes((dry_run, "dry-run-of-an-equal-copy"))
+    assert run_module(model_sync.main, {**ARGS, "dest": dest}, pushes)["cmd"] == list(dry_run)
+
+
 def test_a_port_number_in_ssh_argv_is_a_word_of_the_ssh_command():
     # YAML reads `ssh_argv: [ssh, -p, 2222]` with the port as a number.
     dry_run = (*DRY_RUN[:10], "ssh -p 2222", *DRY_RUN[11:])
