@@ -4,7 +4,7 @@
 # Ray and vLLM at once starve Ray's startup ("The current node timed out during startup"). Each scenario's output
 # goes to its own log; the wall time of each is printed, and a failed one's log tail, then the
 # drills' seconds to detection. Exit status: non-zero when any scenario failed.
-# With --with-integration, `make integration` (a real vLLM on this host) runs after lane A, the one
+# With --with-integration, `make integration` (a real vLLM on this host) runs after lane B, the one
 # that ends first, instead of after both lanes: the suite's wall time loses its ~60-100 s.
 set -uo pipefail
 with_integration=false
@@ -21,7 +21,9 @@ mkdir -p "$logs"
 all=$(cd extensions/molecule && find . -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 # The longest first in each lane, so the lanes end close together: as measured on a clean clone at d215b47 (s, 2
 # cores), e2e 1760 and integration 55 after it (1815), against ray_cluster 575, vllm_serve 546, nccl_network 366,
-# vllm_image 275 and gb10_host 93 (1855). With vllm_image after e2e (251706a) the lanes ended at 1896 and 1706.
+# vllm_image 275 and gb10_host 93 (1855). With vllm_image after e2e (251706a) the lanes ended at 1896 and 1706. At
+# a6e5b75, e2e 1803 + integration 61 against 1926; the fleet's rollout paths then added about 250 s to e2e, so
+# integration runs after lane B.
 lane_a=(e2e)
 lane_b=(ray_cluster vllm_serve nccl_network vllm_image gb10_host)
 listed=$(printf '%s\n' "${lane_a[@]}" "${lane_b[@]}" | sort)
@@ -103,7 +105,7 @@ rm -f "$drill_report"
 cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 read -r busy_before all_before < <(cpu_ticks)
 if $with_integration; then
-  lane_a+=(integration)
+  lane_b+=(integration)
 fi
 # Each lane in a subshell of its own: `times` there counts only its own scenarios. Run in this shell, lane B's count
 # would take in lane A's whole CPU once bash reaps lane A's subshell (577 CPU-s for gb10_host at d215b47).

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._fleet import FleetError, rollout_batches, rollout_unreachable
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._fleet import FleetError, rollout_batches, rollout_unreachable, settled_clusters_per_batch
 
 
 def fleet_rollout_batches(cluster_hosts, targets, clusters_per_batch=1):
@@ -20,6 +20,16 @@ def fleet_rollout_batches(cluster_hosts, targets, clusters_per_batch=1):
         raise AnsibleFilterError(f"fleet_rollout_batches: {error}") from error
 
 
+def fleet_rollout_clusters_per_batch(admin_value, node_values):
+    """The size of a rollout's batch: the admin box's value, else the one the nodes share, else 1."""
+    if not isinstance(node_values, dict):
+        raise AnsibleFilterError(f"fleet_rollout_clusters_per_batch: expected a mapping of host to its value, got {type(node_values).__name__}")
+    try:
+        return settled_clusters_per_batch(admin_value, node_values)
+    except FleetError as error:
+        raise AnsibleFilterError(f"fleet_rollout_clusters_per_batch: {error}") from error
+
+
 def fleet_rollout_unreachable(rollout, reporter, answering, stages, failed=()):
     """What a batch's reporter says when nodes of its clusters stopped answering; '' when none did."""
     if not isinstance(rollout, dict) or reporter not in rollout.get("reporters", []):
@@ -29,4 +39,8 @@ def fleet_rollout_unreachable(rollout, reporter, answering, stages, failed=()):
 
 class FilterModule:
     def filters(self):
-        return {"fleet_rollout_batches": fleet_rollout_batches, "fleet_rollout_unreachable": fleet_rollout_unreachable}
+        return {
+            "fleet_rollout_batches": fleet_rollout_batches,
+            "fleet_rollout_clusters_per_batch": fleet_rollout_clusters_per_batch,
+            "fleet_rollout_unreachable": fleet_rollout_unreachable,
+        }

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._image_prune import images_to_prune
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._launch_inputs import LAUNCH_INPUTS, checked_launch_record
 
 
@@ -27,6 +28,18 @@ def vllm_launch_inputs_of(variables):
     return {name: variables[name] for name in LAUNCH_INPUTS}
 
 
+def vllm_images_to_prune(images, keep, containers, held):
+    """Of the images a node served before, those to remove and the record's list after (module_utils/_image_prune.py)."""
+    try:
+        return images_to_prune(images, int(keep), containers, held)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"vllm_images_to_prune: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
-        return {"vllm_launch_inputs": vllm_launch_inputs, "vllm_launch_inputs_of": vllm_launch_inputs_of}
+        return {
+            "vllm_launch_inputs": vllm_launch_inputs,
+            "vllm_launch_inputs_of": vllm_launch_inputs_of,
+            "vllm_images_to_prune": vllm_images_to_prune,
+        }

@@ -27,6 +27,23 @@ def _cluster_of(host: str, given: object, targets: Sequence[str]) -> list[str]:
     return list(given)
 
 
+def settled_clusters_per_batch(admin_value: object, node_values: Mapping[str, object]) -> object:
+    """How many clusters a rollout's batch holds: the admin box's value (group_vars/all, -e), else the one value the
+    nodes' inventory gives them (a fleet's group_vars, which the admin box does not read), else 1. Refused when the nodes
+    give different values: the batches are the fleet's, one size for all."""
+    if admin_value is not None:
+        return admin_value
+    given = {host: value for host, value in node_values.items() if value is not None}
+    values = list(dict.fromkeys(str(value) for value in given.values()))
+    if len(values) > 1:
+        said = "; ".join(f"{value} on {', '.join(host for host, given_value in given.items() if str(given_value) == value)}" for value in values)
+        raise FleetError(
+            f"sparkinfer_rollout_clusters_per_batch differs between the nodes ({said}): a rollout's batches are the fleet's, so set it once"
+            " (group_vars/all, the fleet's group, or -e)"
+        )
+    return next(iter(given.values()), 1)
+
+
 def rollout_batches(targets: Sequence[str], cluster_hosts: Mapping[str, object], clusters_per_batch: int = 1) -> dict:
     """The clusters of the targets (each node's sparkinfer_cluster_hosts, head first; None: one cluster of all targets),
     in the order their first node appears among the targets, grouped clusters_per_batch at a time.

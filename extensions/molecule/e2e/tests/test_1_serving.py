@@ -1,4 +1,4 @@
-"""The converged chain on two lab nodes: served across both, the status table, single-node validation.
+"""The converged chain on two lab nodes: served across both, the status table, a benchmark.
 
 First of the scenario's test files (molecule.yml): the drills come next, on the same pair.
 """

@@ -27,14 +27,8 @@ from probes import connects, connects_from
 from prometheus_server import prometheus, targets_once_scraped
 
 MODEL = "/opt/sparkinfer/models/tiny-qwen3-moe"
-# A second server on the head for the single-node drills, beside the pair's own (port 8000).
+# A second server on the pair for the drills, beside its own (port 8000).
 DRILL_CONTAINER = "sparkinfer-vllm-drill"
-SINGLE_NODE = {
-    "vllm_serve_container_name": DRILL_CONTAINER,
-    "vllm_serve_port": 8013,
-    "vllm_serve_pipeline_parallel_size": 1,
-    "vllm_serve_smoke_test": False,
-}
 CUT_CHAIN = "SPARKINFER-DRILL-CUT"
 # A second server on the pair, beside its own (drill 2): another container, port and rendezvous port, and so a
 # rendezvous chain of its own (roles/vllm_serve/vars/main.yml).
@@ -69,19 +63,6 @@ def remove_drill_server(*hosts: str) -> None:
 
 def running_containers(host: str) -> list[str]:
     return sorted(node(host).check_output("docker ps --no-trunc --format '{{.ID}} {{.Names}}'").splitlines())
-
-
-def failed_launch_on_head(extra: dict) -> Run:
-    """Serve on the head alone with these variables, which must fail; the server is removed.
-
-    The drills' bounds allow for vLLM's start on CI's two cores shared with another scenario (a one-node launch took 162 s
-    there), and stay far below the gate's own timeout (vllm_serve_wait_timeout, 1800 s)."""
-    try:
-        run = drill_run("serve.yml", {**SINGLE_NODE, **extra}, "--limit", pair().head)
-    finally:
-        remove_drill_server(pair().head)
-    assert run.code == 2, run.output[-3000:]
-    return run
 
 
 def test_drill_1_an_image_without_the_models_class_is_refused_before_any_container_starts():
@@ -200,11 +181,26 @@ def test_drill_5_a_lost_worker_is_named_by_ray_cluster():
     assert re.search(rf"{pair().worker} +: ok=\d+ +changed=[1-9]", restored.output), restored.output[-1500:]
 
 
-def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_from_vllms_warning():
-    run = failed_launch_on_head({"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}})
+VALIDATE_CONTAINER = "sparkinfer-vllm-validate"
+
+
+def test_drill_6_an_environment_variable_the_entrypoint_ignores_is_caught_by_the_single_node_validation_from_vllms_warning():
+    # validate_single_node.yml, the first launch docs/real-sparks.md runs: vLLM on the head alone, beside the pair's server.
+    worker = running_containers(pair().worker)
+    try:
+        run = drill_run("validate_single_node.yml", {"vllm_serve_extra_env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_MAX_MODEL_LEN": "256"}})
+        # The failed validation's container is stopped, its log kept; nothing of it runs.
+        left = node(pair().head).check_output(f"docker ps -a --filter name=^{VALIDATE_CONTAINER}$ --format '{{{{.State}}}}'")
+    finally:
+        node(pair().head).run(f"docker rm -f {VALIDATE_CONTAINER}; rm -f /etc/sparkinfer/{VALIDATE_CONTAINER}.*")
+    assert run.code == 2, run.output[-3000:]
     assert "vLLM ignored VLLM_MAX_MODEL_LEN, which the container was given" in run.output, run.output[-3000:]
     assert "vLLM runs with max_model_len=512" in run.output
-    record("6 env-var entrypoint trap", run.seconds, 180, "vllm_wait: ignored_environment")
+    assert left == "exited", left
+    # On the head alone: the worker was not in the play, and its rank runs as before.
+    assert re.search(rf"{pair().worker} *: ok=", run.output) is None, run.output[-3000:]
+    assert running_containers(pair().worker) == worker
+    record("6 env-var entrypoint trap", run.seconds, 180, "validate_single_node.yml: vllm_wait ignored_environment")
 
 
 # Every value wrong at once, and two names misspelt, as an inventory may hold several mistakes: each is named in the one

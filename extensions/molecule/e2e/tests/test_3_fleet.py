@@ -4,14 +4,16 @@ port and API key, beside the pair's server), brought up by one site.yml and chan
 1. site.yml serves both clusters, each a cluster of one node with no fabric address: no fabric is configured or checked,
    and the second's ConnectX-7 stand-in, read as a Spark's sysfs, has its port down, which neither site.yml nor the doctor
    calls an error; status.yml sums up the fleet.
-2. A rollout to an image whose vLLM lacks the model's class stops at the first cluster before its server stops; the
-   second is never touched. A node's record of its launches with a variable written into it stops the rollout at the
-   read, before that cluster changes.
+2. A rollout of both clusters in one batch to an image whose vLLM lacks the model's class stops both before their servers
+   stop. A node's record of its launches with a variable written into it stops the rollout at the read, before that
+   cluster changes; a head lost at the serve stage is named by its batch's reporter.
 3. A rollout to a new image; on the second cluster the change is a new build under the name it serves (the tag moved)
    and the Ray executor, which fails after its server stopped (the CPU build refuses Ray) once Ray was started: the first
    cluster serves the change; the second is put back on the build it served, by its ID, with Ray removed again, and
-   serves again.
-4. The re-run after the fix changes the second cluster only.
+   serves again. Then the second's change passes its gate but not its benchmark floor: the record forgets it, and it is
+   put back as its record says it served, with Ray (which no lab launch can write: the record is made to say so), which
+   fails too: the cluster is said to be down.
+4. The re-run after the fix changes the second cluster only, and prunes the images nothing else holds.
 
 The tests run in file order, each on what the one before left; the end removes the fleet's servers and images.
 """
@@ -166,21 +168,32 @@ def test_fleet_1_one_site_run_serves_both_clusters_without_a_fabric_and_status_s
     print(f"site.yml on the fleet: {run.seconds} s; doctor.yml on one cluster: {doctor.seconds} s")
 
 
-def test_fleet_2_a_rollout_to_an_image_without_the_models_class_stops_at_the_first_cluster_before_its_server_stops(fleet):
+def test_fleet_2_a_batch_of_both_clusters_to_an_image_without_the_models_class_stops_both_before_their_servers_stop(fleet):
     before = {host: started_at(host) for host in FLEET}
-    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NO_CLASS})
-    run = fleet_run(fleet, "rollout.yml")
+    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NO_CLASS, "sparkinfer_rollout_clusters_per_batch": 2})
+    set_vars(fleet, "fleet_b", {**FLEET_B, "vllm_image_name": NO_CLASS})
+    try:
+        run = fleet_run(fleet, "rollout.yml")
+    finally:
+        set_vars(fleet, "fleet_b", FLEET_B)
     assert run.code == 2, run.output[-3000:]
-    assert (
-        "The rollout stopped at the cluster of e2e-spark-1 (e2e-spark-1): image failed on e2e-spark-1 (Gate | Inspect the image, and refuse it "
-        f"when it lacks the model's classes or what the executor needs): {NO_CLASS} (vLLM 0.32.0) has no Qwen3MoeForCausalLM"
-    ) in run.output, run.output[-3000:]
-    assert "Its server was not stopped: it still serves what it served before. Changed and serving the change: none. Not touched: e2e-spark-2." in run.output
-    # The second cluster's batch never started.
-    assert not re.search(r"(ok|changed|fatal): \[e2e-spark-2\]", rolled_out(run)), run.output[-3000:]
+    said = " ".join(run.output.split())
+    assert "Rolling out to 2 cluster(s), 2 at a time: e2e-spark-1, then e2e-spark-2." in said, run.output[-3000:]
+    # Each cluster of the batch is judged, and says so; neither server was stopped, and nothing is left to touch.
+    for host in FLEET:
+        assert (
+            f"The rollout stopped at the cluster of {host} ({host}): image failed on {host} (Gate | Inspect the image, and refuse it "
+            f"when it lacks the model's classes or what the executor needs): {NO_CLASS} (vLLM 0.32.0) has no Qwen3MoeForCausalLM"
+        ) in said, run.output[-3000:]
+    # Each cluster's head says what became of its own server.
+    stops = said.split("The rollout stopped at the cluster of ")[1:]
+    for host in FLEET:
+        own = [stop for stop in stops if stop.startswith(f"{host} ({host}): image failed on {host} ")]
+        said_of_it = "Its server was not stopped: it still serves what it served before. Changed and serving the change: none. Not touched: none."
+        assert any(said_of_it in stop for stop in own), run.output[-3000:]
     assert {host: started_at(host) for host in FLEET} == before
     assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (LATEST, MOVING)
-    record("fleet: rollout to an image without the model's class", run.seconds, 120, "rollout.yml: vllm_image gate on the first cluster")
+    record("fleet: a batch of two to an image without the model's class", run.seconds, 120, "rollout.yml: vllm_image gate on both clusters")
 
 
 def test_fleet_2b_a_record_of_launches_a_node_wrote_more_into_stops_the_rollout_before_the_cluster_changes(fleet):
@@ -286,23 +299,68 @@ def test_fleet_3_a_change_that_fails_after_the_stop_is_put_back_on_the_build_it_
     record("fleet: a change failing after the stop, put back", run.seconds, 900, "vllm_wait: bad_argument (Ray on the CPU build), restored by image ID")
 
 
-def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmarks_it_and_keeps_one_image_before(fleet):
-    # The fix, and a throughput floor for the second cluster: its new server is benchmarked before the rollout goes on.
+def bench_vars(floor: float, results: Path) -> dict:
+    """A benchmark of two short requests at concurrency 1 against a throughput floor, kept under results."""
+    return {
+        "vllm_serve_bench_min_output_throughput": floor,
+        "vllm_serve_bench_concurrencies": [1],
+        "vllm_serve_bench_num_prompts": 2,
+        "vllm_serve_bench_input_len": 32,
+        "vllm_serve_bench_output_len": 8,
+        "vllm_serve_bench_results_dir": str(results),
+    }
+
+
+def test_fleet_3b_a_change_under_its_benchmark_floor_is_forgotten_and_ray_is_put_back_as_served_and_a_failed_put_back_is_said(fleet):
+    # The second cluster's change: its own name for the new build with the mp executor, under a floor no CPU server reaches.
+    benchmarks = fleet / "benchmarks-under-the-floor"
+    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW})
+    set_vars(fleet, "fleet_b", {**FLEET_B, "sparkinfer_rollout_validate_min_available_gib": 1000, **bench_vars(100000.0, benchmarks)})
+    # It serves the build before by its ID with mp (test 3 put it back so). Its record is made to say the Ray executor, as a
+    # cluster's that served with Ray on Sparks would: the lab's CPU build refuses Ray, so no launch of the lab writes that.
+    path = f"/etc/sparkinfer/{CONTAINER}.inputs.json"
+    kept = kept_inputs("e2e-spark-2")
+    served_id = kept["current"]["vllm_serve_image"]
+    with_ray = {**kept, "current": {**kept["current"], "vllm_serve_executor": "ray"}}
+    node("e2e-spark-2").check_output(f"printf '%s' {shlex.quote(json.dumps(with_ray))} > {path}")
+    run = fleet_run(fleet, "rollout.yml")
+    assert run.code == 2, run.output[-3000:]
+    said = " ".join(run.output.split())
+    assert recap_changed(run.output, "e2e-spark-1") == 0, run.output[-3000:]
+    # The change served, gated and smoke-tested, then fell short of its floor; the failed benchmark is kept.
+    assert re.search(
+        r"The rollout stopped at the cluster of e2e-spark-2 \(e2e-spark-2\): benchmark failed on e2e-spark-2 \(Benchmark \| Fail with what the "
+        r"benchmark said\): output token throughput [0-9.]+ tok/s at concurrency 1 is below the floor of 100000 tok/s",
+        said,
+    ), run.output[-3000:]
+    results = [json.loads(kept_result.read_text(encoding="utf-8")) for kept_result in (benchmarks / "e2e-spark-2").glob("*.json")]
+    assert [(result["passed"], result["image"], result["results"][0]["completed"]) for result in results] == [(False, MOVING, 2)]
+    # Put back as it served: Ray started again on the build before; then vLLM refused Ray, so the cluster is down, and said so.
+    assert re.search(rf"Putting it back on {re.escape(served_id)} failed too, so it is down: .{{0,200}}current platform cpu does not support ray", said), (
+        run.output[-3000:]
+    )
+    assert "Changed and serving the change: e2e-spark-1. Not touched: none." in said
+    assert node("e2e-spark-2").check_output("docker inspect --format '{{.Image}} {{.State.Running}}' sparkinfer-ray") == f"{served_id} true"
+    assert node("e2e-spark-2").run(f"docker inspect --format '{{{{.State.Running}}}}' {CONTAINER}").stdout.strip() != "true"
+    # The record names what served before the change, not the change: a re-run changes the cluster and benchmarks it again.
+    after = kept_inputs("e2e-spark-2")
+    assert (after["current"], after["previous"], after["image_ids"]) == (with_ray["current"], kept["previous"], kept["image_ids"])
+    assert after["images"] == [*kept["images"], *[image for image in [MOVING] if image not in kept["images"]]]
+    record("fleet: under its benchmark floor, put back on Ray, which fails", run.seconds, 900, "vllm_bench_serve: floor; restore failure")
+
+
+def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmarks_it_and_prunes_what_nothing_else_holds(fleet):
+    # The fix: the fleet's image under the fleet's name, its floor met, and no image kept before the one served (what
+    # a container uses, or a build recorded by its ID that still has a name, stays all the same).
     benchmarks = fleet / "benchmarks"
+    set_vars(fleet, "lab_fleet", {**FLEET_VARS, "vllm_image_name": NEW, "vllm_serve_keep_images": 0})
     set_vars(
         fleet,
         "fleet_b",
-        {
-            **FLEET_B,
-            "sparkinfer_rollout_validate_min_available_gib": 1000,
-            "vllm_serve_bench_min_output_throughput": 0.01,
-            "vllm_serve_bench_concurrencies": [1],
-            "vllm_serve_bench_num_prompts": 2,
-            "vllm_serve_bench_input_len": 32,
-            "vllm_serve_bench_output_len": 8,
-            "vllm_serve_bench_results_dir": str(benchmarks),
-        },
+        {**{name: value for name, value in FLEET_B.items() if name != "vllm_image_name"}, "sparkinfer_rollout_validate_min_available_gib": 1000}
+        | bench_vars(0.01, benchmarks),
     )
+    served_id = kept_inputs("e2e-spark-2")["current"]["vllm_serve_image"]
     run = fleet_run(fleet, "rollout.yml")
     assert run.code == 0, run.output[-3000:]
     assert (recap_changed(run.output, "e2e-spark-1"), recap_changed(run.output, "e2e-spark-2") > 0) == (0, True), run.output[-3000:]
@@ -311,12 +369,16 @@ def test_fleet_4_the_rerun_after_the_fix_changes_the_cluster_left_only_benchmark
     # Readable by the admin box's user only, as the API key.
     assert (stat.S_IMODE((benchmarks / "e2e-spark-2").stat().st_mode), stat.S_IMODE(kept[0].stat().st_mode)) == (0o700, 0o600)
     result = json.loads(kept[0].read_text(encoding="utf-8"))
-    assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, MOVING, 2)
-    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (NEW, MOVING)
-    # The image served before stays for a rollback (vllm_serve_keep_images 1), by name or, where the rollback served it
-    # after its name moved on, by ID; the fleet never served the refused one.
+    assert (result["passed"], result["image"], result["results"][0]["completed"]) == (True, NEW, 2)
+    assert (serving_image("e2e-spark-1"), serving_image("e2e-spark-2")) == (NEW, NEW)
+    # Ray, which the failed put-back started, is gone with the mp executor.
+    assert "sparkinfer-ray" not in node("e2e-spark-2").check_output("docker ps -a --format '{{.Names}}'").split()
+    # Pruned: the second cluster's own name for the new build goes (the fleet's name keeps the build); the build it
+    # served by ID stays, for the pair's worker rank uses it (and it is named latest); the first cluster's image before
+    # stays, for the pair's head rank uses it. The fleet never served the refused one.
+    assert node("e2e-spark-2").run(f"docker image inspect {MOVING}").rc == 1
+    assert kept_inputs("e2e-spark-2")["images"] == [NEW, served_id]
     assert kept_inputs("e2e-spark-1")["images"] == [NEW, LATEST]
-    assert kept_inputs("e2e-spark-2")["images"] == [MOVING, image_id("e2e-spark-2", LATEST)]
     for host in FLEET:
         assert node(host).run(f"docker image inspect {LATEST}").rc == 0
     status = fleet_run(fleet, "status.yml")

@@ -182,12 +182,36 @@ def test_transfer_values_that_would_reach_a_shell_are_refused_before_use(overrid
         assert not node(name).file("/tmp/sparkinfer-injected").exists
 
 
-def test_check_mode_with_an_image_still_to_pull_changes_nothing_and_passes():
-    code, output = run_playbook(
-        CONVERGE, {"vllm_image_source": "pull", "vllm_image_name": "sparkinfer-lab-vllm:to-be-pulled"}, scenario=SCENARIO, options=("--check",)
-    )
-    assert code == 0, output[-2000:]
-    assert node("vllm-spark-1").run("docker image inspect sparkinfer-lab-vllm:to-be-pulled").rc == 1
+# What a first run finds on a new pair, set aside on the converged one: the source's transfer key and the host keys it
+# knows; the receiving node's acceptance of the key, its forced command and the model. The image is still to pull.
+FRESH_SOURCE = ("/root/.ssh/sparkinfer_transfer_ed25519", "/root/.ssh/sparkinfer_transfer_ed25519.pub", "/root/.ssh/sparkinfer_transfer_known_hosts")
+FRESH_RECEIVER = ("/home/sparkops/.ssh/authorized_keys", FORCED_COMMAND, MODEL)
+TO_PULL = "sparkinfer-lab-vllm:to-be-pulled"
+
+
+def test_check_mode_on_a_new_pair_with_its_image_still_to_pull_and_no_transfer_key_passes_and_changes_nothing():
+    source, receiver = node("vllm-spark-1"), node("vllm-spark-2")
+    source.check_output(" && ".join(f"mv {path} {path}.kept" for path in FRESH_SOURCE))
+    receiver.check_output(" && ".join(f"mv {path} {path}.kept" for path in FRESH_RECEIVER))
+    try:
+        code, output = run_playbook(CONVERGE, {"vllm_image_source": "pull", "vllm_image_name": TO_PULL}, scenario=SCENARIO, options=("--check",))
+        absent = [path for host, paths in ((source, FRESH_SOURCE), (receiver, FRESH_RECEIVER)) for path in paths if not host.file(path).exists]
+        image_absent = [host.run(f"docker image inspect {TO_PULL}").rc for host in (source, receiver)]
+    finally:
+        source.check_output(" && ".join(f"mv {path}.kept {path}" for path in FRESH_SOURCE))
+        receiver.check_output(" && ".join(f"mv {path}.kept {path}" for path in FRESH_RECEIVER))
+    assert code == 0, output[-3000:]
+    # It says what the real run would do: make the key, have the receiving node accept it, make the model's directory;
+    # the model's dry run needs the key, so it waits for the real run.
+    for task, host in (
+        ("Trust | Create the transfer key on the source node", "vllm-spark-1"),
+        ("Trust | Install the transfer key's forced command on each receiving node", "vllm-spark-2"),
+        ("Model | Create the model directory where it is missing, owned by the transfer user", "vllm-spark-2"),
+    ):
+        assert re.search(rf"TASK \[[^]]*{re.escape(task)}\] \*+ (?:(?!TASK \[).)*? changed: \[{host}\]", output), (task, output[-3000:])
+    assert re.search(r"Model \| Copy the model from the source node [^]]*\] \*+ (?:(?!TASK \[).)*? skipping: \[vllm-spark-2", output), output[-3000:]
+    # And nothing of it happened.
+    assert (absent, image_absent) == ([*FRESH_SOURCE, *FRESH_RECEIVER], [1, 1])
 
 
 # An image with no files at all (docker import of an empty tar): it can travel, but it holds no vLLM to probe.

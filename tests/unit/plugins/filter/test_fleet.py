@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sparkinfer.cluster.plugins.filter.fleet import fleet_rollout_batches, fleet_rollout_unreachable
+from ansible_collections.sparkinfer.cluster.plugins.filter.fleet import fleet_rollout_batches, fleet_rollout_clusters_per_batch, fleet_rollout_unreachable
 
 # A pair, a single node and a four-node cluster through a switch, as an inventory lists them: the pair's worker first.
 FLEET = {
@@ -115,3 +115,22 @@ def test_what_cannot_be_rolled_out_cluster_by_cluster_is_named(cluster_hosts, ta
     with pytest.raises(AnsibleFilterError, match=r"^fleet_rollout_batches: ") as error:
         fleet_rollout_batches(cluster_hosts, targets, batch)
     assert message in str(error.value)
+
+
+def test_the_batch_size_is_the_admin_boxs_else_the_one_the_nodes_share_else_1():
+    # group_vars/all or -e reach the admin box (and the nodes); a fleet's own group reaches the nodes only.
+    assert fleet_rollout_clusters_per_batch(3, {"spark-1": 2, "spark-3": 2}) == 3
+    assert fleet_rollout_clusters_per_batch(None, {"spark-1": 2, "spark-3": "2", "spark-4": None}) == 2
+    assert fleet_rollout_clusters_per_batch(None, {"spark-1": None, "spark-3": None}) == 1
+    assert fleet_rollout_clusters_per_batch(None, {}) == 1
+
+
+def test_nodes_given_different_batch_sizes_are_refused_naming_each_value_and_its_nodes():
+    with pytest.raises(AnsibleFilterError) as error:
+        fleet_rollout_clusters_per_batch(None, {"spark-1": 2, "spark-2": 2, "spark-3": 1, "spark-4": None})
+    assert str(error.value) == (
+        "fleet_rollout_clusters_per_batch: sparkinfer_rollout_clusters_per_batch differs between the nodes (2 on spark-1, spark-2; 1 on "
+        "spark-3): a rollout's batches are the fleet's, so set it once (group_vars/all, the fleet's group, or -e)"
+    )
+    with pytest.raises(AnsibleFilterError, match=r"^fleet_rollout_clusters_per_batch: expected a mapping of host to its value, got list$"):
+        fleet_rollout_clusters_per_batch(None, [])
