@@ -126,6 +126,7 @@ _QUANT_UNSUPPORTED = re.compile(r"The quantization method (\S+) is not supported
 _MAX_SEQ_LEN = re.compile(r"max seq len \((\d+)\)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 _V0_KV_TOKENS = re.compile(r"can be stored in KV cache \((\d+)\)")
+_V0_BLOCKS = re.compile(r"# \w+ blocks: \d")
 _ENV_VAR = re.compile(r"Unknown vLLM environment variable detected: (\w+)")
 _TP_BIGGER = re.compile(r"tensor_parallel_size=(\d+) is bigger than a reserved number of GPUs \((\d+) GPUs?\)")
 _TORCH_CAPABILITY = re.compile(r"which is of cuda capability (\d+\.\d+)")
@@ -630,7 +631,9 @@ class VllmLogScanner:
             self._reach("kv_cache_ready")
 
     def _on_v0_blocks(self, message: str) -> None:
-        if message.startswith(("# GPU blocks:", "# CPU blocks:", "# cpu blocks:", "# gpu blocks:")):
+        # V0's executor names the blocks after the device: "# GPU blocks: 70165, # CPU blocks: 8192" (0.6), "# CUDA
+        # blocks: 1353, # CPU blocks: 1024" (0.7).
+        if _V0_BLOCKS.match(message):
             self._reach("kv_cache_ready")
 
     def _on_model(self, message: str) -> None:
@@ -824,11 +827,14 @@ class VllmLogScanner:
         self._reach("starting")
 
     def _on_nccl_debug(self, message: str) -> None:
-        # NCCL_DEBUG output ("host:pid:tid [0] NCCL INFO ..."), never traceback source lines.
-        if "NCCL WARN " in message or "NCCL INFO " in message:
+        # NCCL_DEBUG output ("host:pid:tid [0] NCCL INFO ..."), never traceback source lines; and NCCL's banner, also bare
+        # among those lines ("NCCL version 2.20.5+cuda12.4", NCCL 2.20 under Ray in the corpus).
+        debug = "NCCL WARN " in message or "NCCL INFO " in message
+        if debug or message.startswith("NCCL version "):
             match = _NCCL_BANNER.search(message)
             if match:
                 self._set("nccl_version", match.group(1))
+        if debug:
             net = self._start.nccl_net
             net.read(message)
             # Only a channel between nodes says how data crosses them: one node also names a network it never uses.

@@ -55,7 +55,7 @@ WAITING_FOR_A_LOG_ONLY_IT_READS = [
         "all-reduce",
         "MoEPrepare",
     ),
-    *("Model architectures", "See root cause above", "NCCL WARN ", "DP group leader", "Starting vLLM API server"),
+    *("Model architectures", "See root cause above", "NCCL WARN ", "NCCL version ", "DP group leader", "Starting vLLM API server"),
     *("Available routes are:", "Route: "),
     # handler table keys
     *("args:", "DP", "Route:", "Available", "Uvicorn", "torch.compile", "Compiling", "NCCL"),
