@@ -208,8 +208,8 @@ def test_check_mode_on_a_new_pair_with_its_image_still_to_pull_and_no_transfer_k
         ("Trust | Install the transfer key's forced command on each receiving node", "vllm-spark-2"),
         ("Model | Create the model directory where it is missing, owned by the transfer user", "vllm-spark-2"),
     ):
-        assert re.search(rf"TASK \[[^]]*{re.escape(task)}\] \*+ (?:(?!TASK \[).)*? changed: \[{host}\]", output), (task, output[-3000:])
-    assert re.search(r"Model \| Copy the model from the source node [^]]*\] \*+ (?:(?!TASK \[).)*? skipping: \[vllm-spark-2", output), output[-3000:]
+        assert re.search(rf"TASK \[[^]]*{re.escape(task)}\] \*+(?:(?!TASK \[).)*? changed: \[{host}\]", output), (task, output[-3000:])
+    assert re.search(r"Model \| Copy the model from the source node [^]]*\] \*+(?:(?!TASK \[).)*? skipping: \[vllm-spark-2", output), output[-3000:]
     # And nothing of it happened.
     assert (absent, image_absent) == ([*FRESH_SOURCE, *FRESH_RECEIVER], [1, 1])
 
