@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import VllmLogScanner
+
 CORPUS = Path(__file__).parent / "fixtures" / "vllm"
 LOGS = sorted([*CORPUS.glob("*/*.log"), *CORPUS.glob("*/*.log.gz")])
 
@@ -34,6 +36,22 @@ def lines(log: Path) -> list[str]:
 
 def sidecar(log: Path, kind: str) -> dict:
     return json.loads((log.parent / f"{stem(log)}.{kind}.json").read_text(encoding="utf-8"))
+
+
+def public(name: str) -> list[str]:
+    """The lines of a public log of the corpus, by its name."""
+    return lines(CORPUS / "public" / f"{name}.log")
+
+
+def trace(log_lines: list[str]) -> list[tuple[int, str]]:
+    """(line number, stage) for each stage the first time a line shows it, the lines fed one at a time."""
+    scanner = VllmLogScanner()
+    seen: list[tuple[int, str]] = []
+    for number, line in enumerate(log_lines, start=1):
+        scanner.feed([line])
+        seen += [(number, stage) for stage in scanner.stages_seen()[len(seen) :]]
+    assert scanner.lines_seen == len(log_lines)
+    return seen
 
 
 def lab_log(name: str) -> Path:

@@ -8,23 +8,9 @@ The comments number lines as the log does; a trace numbers them from the excerpt
 
 from __future__ import annotations
 
-from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import VllmLogScanner, parse_vllm_log
+from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import parse_vllm_log
 
-from .corpus import CORPUS, lab_log, lines, text
-
-
-def public(name: str) -> list[str]:
-    return lines(CORPUS / "public" / f"{name}.log")
-
-
-def trace(log_lines: list[str]) -> list[tuple[int, str]]:
-    """(line number, stage) for each stage the first time a line shows it."""
-    scanner = VllmLogScanner()
-    seen: list[tuple[int, str]] = []
-    for number, line in enumerate(log_lines, start=1):
-        scanner.feed([line])
-        seen += [(number, stage) for stage in scanner.stages_seen()[len(seen) :]]
-    return seen
+from .corpus import lab_log, lines, public, text, trace
 
 
 def test_docker_s_lines_keep_the_progress_bar_s_carriage_returns_and_its_state_still_counts():

@@ -9,22 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.sparkinfer.cluster.plugins.module_utils._vllm_log import VllmLogScanner
 
-from .corpus import CORPUS, lab_log, lines
-
-
-def public(name: str) -> list[str]:
-    return lines(CORPUS / "public" / f"{name}.log")
-
-
-def trace(log_lines: list[str]) -> list[tuple[int, str]]:
-    """(line number, stage) for each stage the first time a line shows it."""
-    scanner = VllmLogScanner()
-    seen: list[tuple[int, str]] = []
-    for number, line in enumerate(log_lines, start=1):
-        scanner.feed([line])
-        seen += [(number, stage) for stage in scanner.stages_seen()[len(seen) :]]
-    assert scanner.lines_seen == len(log_lines)
-    return seen
+from .corpus import lab_log, lines, public, trace
 
 
 def test_a_v0_server_s_stages_each_appear_on_the_line_that_says_it():
